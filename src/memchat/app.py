@@ -1,0 +1,146 @@
+"""create_app(settings) -> FastAPI: routers, the one error handler, the lifespan."""
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.middleware.cors import CORSMiddleware
+from sqlalchemy import text
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.responses import JSONResponse
+
+from memchat.agents.router import router as agents_router
+from memchat.auth.router import router as auth_router
+from memchat.auth.security import TokenCodec, resolve_jwt_secret
+from memchat.background import BackgroundTasks
+from memchat.chat.extraction import recover_unfinished_turns
+from memchat.chat.rate_limit import RateLimiter
+from memchat.chat.router import router as chat_router
+from memchat.conversations.router import router as conversations_router
+from memchat.db.engine import create_database
+from memchat.db.migrate import is_up_to_date, upgrade
+from memchat.errors import MemchatError
+from memchat.limits import BodySizeLimit
+from memchat.llm.setup import build_llm
+from memchat.memories.router import router as memories_router
+from memchat.schemas import CamelModel
+from memchat.settings import Settings
+from memchat.state import AppState
+from memchat.web import default_dist_dir, mount_console
+
+log = logging.getLogger("memchat")
+
+
+class Health(CamelModel):
+    status: str
+    database: str
+    llm: str
+
+
+def _error(status: int, code: str, message: str, headers: dict[str, str] | None = None) -> JSONResponse:
+    return JSONResponse({"error": {"code": code, "message": message}}, status_code=status, headers=headers)
+
+
+def _validation_message(exc: RequestValidationError) -> tuple[str, str]:
+    errors = exc.errors()
+    if any(e.get("type") == "json_invalid" for e in errors):
+        return "malformed_json", "the request body is not valid JSON"
+    parts = []
+    for e in errors[:5]:
+        loc = ".".join(str(p) for p in e.get("loc", ()) if p != "body")
+        parts.append(f"{loc}: {e.get('msg', 'invalid')}" if loc else str(e.get("msg", "invalid")))
+    return "invalid_input", "; ".join(parts) or "invalid input"
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    @app.exception_handler(MemchatError)
+    async def _memchat_error(_request: Request, exc: MemchatError) -> JSONResponse:
+        return _error(exc.status_code, exc.code, exc.message, exc.headers)
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(_request: Request, exc: RequestValidationError) -> JSONResponse:
+        code, message = _validation_message(exc)
+        return _error(422, code, message)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(_request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        code = {404: "not_found", 405: "method_not_allowed", 401: "unauthorized"}.get(exc.status_code, "http_error")
+        return _error(exc.status_code, code, str(exc.detail), getattr(exc, "headers", None))
+
+    @app.exception_handler(Exception)
+    async def _bug(_request: Request, exc: Exception) -> JSONResponse:
+        log.exception("unhandled error", exc_info=exc)
+        return _error(500, "internal_error", "internal server error")
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    settings = settings or Settings()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        db = create_database(settings)
+        if not await is_up_to_date(db.engine):
+            if not settings.migrate_on_start:
+                await db.dispose()
+                raise RuntimeError("the database is not migrated: run `memchat migrate` first")
+            await upgrade(db.engine)
+        llm, local_server = build_llm(settings)
+        if local_server is not None:
+            local_server.start_in_background()
+        state = AppState(
+            settings=settings,
+            db=db,
+            tokens=TokenCodec(resolve_jwt_secret(settings), settings.jwt_ttl_s, settings.jwt_algorithm),
+            llm=llm,
+            background=BackgroundTasks(),
+            chat_limiter=RateLimiter(settings.chat_rate_limit_per_minute),
+        )
+        state.local_model = local_server
+        app.state.memchat = state
+        await recover_unfinished_turns(db, settings)
+        try:
+            yield
+        finally:
+            await state.background.drain()
+            await llm.aclose()
+            if local_server is not None:
+                local_server.stop()
+            await db.dispose()
+
+    app = FastAPI(
+        title="memchat",
+        version="0.1.0",
+        summary="Chat-agent server with server-side history, a rolling summary and long-term memory",
+        lifespan=lifespan,
+    )
+    install_error_handlers(app)
+
+    @app.get("/healthz", tags=["health"])
+    async def healthz(request: Request) -> Any:
+        state: AppState = request.app.state.memchat
+        try:
+            async with state.db.read() as session:
+                await session.execute(text("SELECT 1"))
+        except Exception:
+            log.exception("health check: database unreachable")
+            return _error(503, "database_unavailable", "the database does not answer")
+        local = state.local_model
+        llm = "remote" if local is None else f"local:{local.state}"
+        return Health(status="ok", database="ok", llm=llm)
+
+    for router in (auth_router, agents_router, conversations_router, memories_router, chat_router):
+        app.include_router(router)
+    mount_console(app, settings.web_dist_dir or default_dist_dir())
+
+    app.add_middleware(BodySizeLimit, max_bytes=settings.max_request_bytes)
+    if settings.cors_origins:
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=settings.cors_origins,
+            allow_methods=["GET", "POST", "PATCH", "DELETE"],
+            allow_headers=["Authorization", "Content-Type", "Idempotency-Key"],
+        )
+    return app

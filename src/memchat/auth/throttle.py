@@ -1,0 +1,48 @@
+"""Slows down password guessing: after a few failures for one email, logins wait it out with a 429."""
+
+import math
+import time
+from dataclasses import dataclass
+
+
+@dataclass
+class _Failures:
+    count: int
+    first_at: float
+    locked_until: float
+
+
+class LoginThrottle:
+    def __init__(self, free_attempts: int = 5, window_s: float = 900.0, base_lock_s: float = 2.0, max_lock_s: float = 300.0):
+        self._free = free_attempts
+        self._window_s = window_s
+        self._base_lock_s = base_lock_s
+        self._max_lock_s = max_lock_s
+        self._failures: dict[str, _Failures] = {}
+
+    def retry_after_s(self, key: str) -> int:
+        """Seconds the caller must wait before trying this key again (0: go ahead)."""
+        entry = self._failures.get(key)
+        if entry is None:
+            return 0
+        now = time.monotonic()
+        if now - entry.first_at > self._window_s:
+            del self._failures[key]
+            return 0
+        return max(0, math.ceil(entry.locked_until - now))
+
+    def record_failure(self, key: str) -> None:
+        now = time.monotonic()
+        entry = self._failures.get(key)
+        if entry is None or now - entry.first_at > self._window_s:
+            entry = _Failures(count=0, first_at=now, locked_until=0.0)
+            self._failures[key] = entry
+        entry.count += 1
+        over = entry.count - self._free
+        if over >= 0:
+            entry.locked_until = now + min(self._max_lock_s, self._base_lock_s * 2**over)
+        if len(self._failures) > 100_000:  # bound memory under a spray of random emails
+            self._failures.clear()
+
+    def record_success(self, key: str) -> None:
+        self._failures.pop(key, None)

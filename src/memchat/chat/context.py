@@ -1,0 +1,18 @@
+"""What one turn carries from its first commit to its last."""
+
+from dataclasses import dataclass, field
+
+from memchat.chat.prompt import ChatMessage
+
+
+@dataclass
+class TurnContext:
+    user_id: str
+    agent_id: str | None
+    conversation_id: str | None
+    # The user message this turn answers (inserted now, or the one a regenerate/retry answers again).
+    user_message_id: str | None
+    user_text: str | None
+    previous_summary: str | None
+    recent: list[tuple[str, str]] = field(default_factory=list)
+    prompt: list[ChatMessage] = field(default_factory=list)

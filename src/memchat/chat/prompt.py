@@ -1,0 +1,107 @@
+"""Prompt assembly, byte for byte as SPEC.md fixes it. Pure functions."""
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from memchat.memories.rules import MEMORY_TYPE_LABELS
+from memchat.text import normalize
+
+DEFAULT_AGENT_PROMPT = "你是 AI Agent Web 控制台里的聊天陪伴助手。"
+SYSTEM_RULES = (
+    "请基于当前聊天对象、关系氛围和用户意图，用简洁、自然的中文回答用户。",
+    "如果用户要求起草回复，请直接给出可发送的聊天内容，避免正式公文格式和职场汇报语气。",
+    "你的建议应尊重双方边界，避免操控式话术、制造焦虑或诱导过度解读。",
+)
+MEMORY_HEADER = "以下是用户与该 Agent 的长期记忆，请优先尊重："
+SUMMARY_PREFIX = "此前对话摘要："
+
+ChatMessage = dict[str, str]
+
+
+@dataclass(frozen=True)
+class PromptMemory:
+    type: str
+    importance: int
+    content: str
+
+
+@dataclass(frozen=True)
+class PromptProfile:
+    name: str = ""
+    handle: str = ""
+    status: str = ""
+    last_active: str = ""
+    relationship: str = ""
+    headline: str = ""
+    topic: str = ""
+    chemistry_label: str = ""
+    chemistry: str = ""
+    rhythm: str = ""
+    profile_note: str = ""
+
+    def overridden(self, overrides: Mapping[str, str]) -> "PromptProfile":
+        known = {k: v for k, v in overrides.items() if k in self.__dataclass_fields__}
+        return PromptProfile(**{**self.__dict__, **known})
+
+
+def build_system_prompt(default_prompt: str | None, memories: Sequence[PromptMemory], summary: str | None) -> str:
+    parts = [default_prompt or DEFAULT_AGENT_PROMPT, *SYSTEM_RULES]
+    if memories:
+        lines = [MEMORY_HEADER]
+        lines += [
+            f"- [{MEMORY_TYPE_LABELS.get(m.type, m.type)} / 重要度 {m.importance}] {m.content}" for m in memories
+        ]
+        parts.append("\n".join(lines))
+    if summary:
+        parts.append(SUMMARY_PREFIX + summary)
+    return "\n".join(part for part in parts if part)
+
+
+def build_profile_message(profile: PromptProfile) -> str:
+    return "\n".join(
+        [
+            f"聊天对象：{profile.name}（{profile.handle}）",
+            f"对象状态：{profile.status}，{profile.last_active}",
+            f"关系阶段：{profile.relationship}",
+            f"聊天主题：{profile.headline}",
+            f"共同点：{profile.topic}",
+            f"心动值：{profile.chemistry_label} {profile.chemistry}",
+            f"互动节奏：{profile.rhythm}",
+            f"对象备注：{profile.profile_note}",
+        ]
+    )
+
+
+def history_messages(history: Sequence[tuple[str, str]]) -> list[ChatMessage]:
+    """Role kept, text normalized, empty ones skipped."""
+    out: list[ChatMessage] = []
+    for role, content in history:
+        text = normalize(content)
+        if text is not None:
+            out.append({"role": role, "content": text})
+    return out
+
+
+def build_prompt_messages(
+    *,
+    default_prompt: str | None,
+    memories: Sequence[PromptMemory],
+    summary: str | None,
+    profile: PromptProfile | None,
+    history: Sequence[tuple[str, str]],
+    latest_user_text: str | None,
+) -> list[ChatMessage]:
+    """System, profile, history, then the user's text once.
+
+    `latest_user_text` is None on the compatibility path, whose history (the client's messages)
+    already ends with the user's input.
+    """
+    messages: list[ChatMessage] = [
+        {"role": "system", "content": build_system_prompt(default_prompt, memories, summary)}
+    ]
+    if profile is not None:
+        messages.append({"role": "user", "content": build_profile_message(profile)})
+    messages += history_messages(history)
+    if latest_user_text is not None:
+        messages.append({"role": "user", "content": latest_user_text})
+    return messages

@@ -1,0 +1,80 @@
+"""The body that AI SDK's TextStreamChatTransport sends, plus memchat's agentId/conversationId."""
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic.alias_generators import to_camel
+
+
+class UIPart(BaseModel):
+    """A UIMessage part. Only text parts are read; step-start, reasoning, files... are accepted and ignored."""
+
+    model_config = ConfigDict(extra="allow")
+
+    type: str = Field(max_length=100)
+    text: str | None = None
+
+
+class UIMessage(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    id: str | None = Field(default=None, max_length=200)
+    role: Literal["system", "user", "assistant"]
+    parts: list[UIPart] = Field(default_factory=list)
+    content: str | None = Field(default=None, description="older clients send plain content instead of parts")
+
+    def text(self) -> str:
+        texts = [part.text for part in self.parts if part.type == "text" and part.text]
+        if texts:
+            return "".join(texts)
+        return self.content or ""
+
+
+class ConversationOverride(BaseModel):
+    """The seed's frontend sends the chat partner's profile; named fields override the stored ones."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
+
+    name: str | None = None
+    handle: str | None = None
+    status: str | None = None
+    last_active: str | None = None
+    relationship: str | None = None
+    headline: str | None = None
+    topic: str | None = None
+    chemistry_label: str | None = None
+    chemistry: str | None = None
+    rhythm: str | None = None
+    profile_note: str | None = None
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _numbers_as_text(cls, value: object) -> object:
+        if isinstance(value, bool):
+            return str(value).lower()
+        if isinstance(value, float) and value.is_integer():
+            return str(int(value))
+        if isinstance(value, int | float):
+            return str(value)
+        return value
+
+    def fields_set(self) -> dict[str, str]:
+        return {k: v for k, v in self.model_dump(exclude_unset=True).items() if v is not None}
+
+
+class ChatRequest(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
+
+    id: str | None = Field(default=None, max_length=200, description="the useChat chat id")
+    messages: list[UIMessage] = Field(default_factory=list)
+    trigger: Literal["submit-message", "regenerate-message"] = "submit-message"
+    message_id: str | None = Field(default=None, max_length=200)
+    agent_id: str | None = Field(default=None, max_length=200)
+    conversation_id: str | None = Field(default=None, max_length=200)
+    conversation: ConversationOverride | None = None
+
+    def last_user_message(self) -> UIMessage | None:
+        for message in reversed(self.messages):
+            if message.role == "user":
+                return message
+        return None

@@ -1,0 +1,50 @@
+"""FastAPI dependencies: app state, the request's DB session (it owns the commit), the current user."""
+
+from collections.abc import AsyncIterator
+from typing import Annotated
+
+from fastapi import Depends, Request
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from memchat.auth.service import user_for_token
+from memchat.errors import Unauthorized
+from memchat.models import User
+from memchat.state import AppState
+
+
+def get_state(request: Request) -> AppState:
+    state: AppState = request.app.state.memchat
+    return state
+
+
+State = Annotated[AppState, Depends(get_state)]
+
+
+async def _read_session(state: State) -> AsyncIterator[AsyncSession]:
+    async with state.db.read() as session:
+        yield session
+
+
+async def _write_session(state: State) -> AsyncIterator[AsyncSession]:
+    # Commits when the route returns, before the response is sent (scope="function").
+    async with state.db.write() as session:
+        yield session
+
+
+ReadSession = Annotated[AsyncSession, Depends(_read_session, scope="function")]
+WriteSession = Annotated[AsyncSession, Depends(_write_session, scope="function")]
+
+_bearer = HTTPBearer(auto_error=False, description="Authorization: Bearer <token from /api/auth/login>")
+
+
+async def _current_user(
+    state: State, credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
+) -> User:
+    if credentials is None or credentials.scheme.lower() != "bearer" or not credentials.credentials:
+        raise Unauthorized("missing bearer token", code="missing_token")
+    async with state.db.read() as session:
+        return await user_for_token(session, state.tokens, credentials.credentials)
+
+
+CurrentUser = Annotated[User, Depends(_current_user)]

@@ -1,0 +1,92 @@
+"""All SQL of long-term memories."""
+
+import hashlib
+from collections.abc import Sequence
+
+from sqlalchemy import delete, func, select
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from memchat.models import Memory
+from memchat.models.base import new_id
+from memchat.models.memory import ACTIVE
+
+
+def content_hash(content: str) -> str:
+    return hashlib.sha256(content.encode("utf-8")).hexdigest()
+
+
+async def list_memories(
+    session: AsyncSession, *, user_id: str, agent_id: str, status: str | None, limit: int | None = None
+) -> Sequence[Memory]:
+    """SPEC order: importance desc, updated_at_ms desc."""
+    query = select(Memory).where(Memory.user_id == user_id, Memory.agent_id == agent_id)
+    if status is not None:
+        query = query.where(Memory.status == status)
+    query = query.order_by(Memory.importance.desc(), Memory.updated_at_ms.desc(), Memory.id)
+    if limit is not None:
+        query = query.limit(limit)
+    return (await session.execute(query)).scalars().all()
+
+
+async def count_active(session: AsyncSession, agent_id: str) -> int:
+    result = await session.execute(
+        select(func.count()).where(Memory.agent_id == agent_id, Memory.status == ACTIVE)
+    )
+    return int(result.scalar_one())
+
+
+async def get_memory(session: AsyncSession, user_id: str, memory_id: str) -> Memory | None:
+    result = await session.execute(select(Memory).where(Memory.id == memory_id, Memory.user_id == user_id))
+    return result.scalar_one_or_none()
+
+
+async def active_with_content(session: AsyncSession, agent_id: str, content: str) -> Memory | None:
+    result = await session.execute(
+        select(Memory).where(
+            Memory.agent_id == agent_id, Memory.status == ACTIVE, Memory.content_hash == content_hash(content)
+        )
+    )
+    return result.scalar_one_or_none()
+
+
+async def insert_if_new(
+    session: AsyncSession,
+    *,
+    user_id: str,
+    agent_id: str,
+    type: str,
+    content: str,
+    importance: int,
+    source_message_id: str | None,
+    now_ms: int,
+) -> str | None:
+    """Insert unless an active memory of this agent has the same content; the id, or None if skipped.
+
+    The partial unique index decides, so two extractions racing on one text keep one row.
+    """
+    memory_id = new_id()
+    values = {
+        "id": memory_id,
+        "user_id": user_id,
+        "agent_id": agent_id,
+        "type": type,
+        "content": content,
+        "content_hash": content_hash(content),
+        "importance": importance,
+        "source_message_id": source_message_id,
+        "status": ACTIVE,
+        "created_at_ms": now_ms,
+        "updated_at_ms": now_ms,
+    }
+    dialect = session.get_bind().dialect.name
+    insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
+    statement = insert(Memory).values(**values).on_conflict_do_nothing(
+        index_elements=["agent_id", "content_hash"], index_where=Memory.status == ACTIVE
+    )
+    result = await session.execute(statement)
+    return memory_id if (result.rowcount or 0) > 0 else None  # type: ignore[attr-defined]
+
+
+async def delete_memory(session: AsyncSession, memory_id: str) -> None:
+    await session.execute(delete(Memory).where(Memory.id == memory_id))

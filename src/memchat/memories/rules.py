@@ -1,0 +1,58 @@
+"""v1 long-term memory extraction (SPEC: rules, no LLM). Pure functions."""
+
+import re
+from dataclasses import dataclass
+
+from memchat.text import normalize
+
+BOUNDARY = "boundary"
+PREFERENCE = "preference"
+RELATIONSHIP_GOAL = "relationship_goal"
+CONVERSATION_STYLE = "conversation_style"
+MEMORY_TYPES = (BOUNDARY, PREFERENCE, RELATIONSHIP_GOAL, CONVERSATION_STYLE)
+
+MEMORY_TYPE_LABELS = {
+    BOUNDARY: "边界",
+    PREFERENCE: "偏好",
+    RELATIONSHIP_GOAL: "关系目标",
+    CONVERSATION_STYLE: "对话风格",
+}
+
+MAX_CANDIDATES_PER_TURN = 2
+MAX_MEMORY_CHARS = 500
+
+_SHOULD_REMEMBER = re.compile(r"我|不喜欢|喜欢|希望|想要|以后|记住|别|不要|需要|习惯|倾向")
+_TYPE_RULES = (
+    (re.compile(r"不喜欢|不要|避免|边界|压力|操控|套路"), BOUNDARY),
+    (re.compile(r"喜欢|偏好|更希望|倾向|习惯"), PREFERENCE),
+    (re.compile(r"目标|想要|希望|正在"), RELATIONSHIP_GOAL),
+)
+_HIGH_IMPORTANCE = re.compile(r"记住|不要|不喜欢|边界|以后")
+
+
+@dataclass(frozen=True)
+class MemoryCandidate:
+    type: str
+    content: str
+    importance: int
+
+
+def classify_memory_type(text: str) -> str:
+    for pattern, memory_type in _TYPE_RULES:
+        if pattern.search(text):
+            return memory_type
+    return CONVERSATION_STYLE
+
+
+def rule_importance(text: str) -> int:
+    return 5 if _HIGH_IMPORTANCE.search(text) else 3
+
+
+def extract_candidate_memories(user_text: str | None) -> list[MemoryCandidate]:
+    """From this turn's user text only: remember-or-not, type, importance, content (first 500 chars)."""
+    text = normalize(user_text)
+    if text is None or not _SHOULD_REMEMBER.search(text):
+        return []
+    return [
+        MemoryCandidate(type=classify_memory_type(text), content=text[:MAX_MEMORY_CHARS], importance=rule_importance(text))
+    ][:MAX_CANDIDATES_PER_TURN]

@@ -1,0 +1,45 @@
+from sqlalchemy import BigInteger, ForeignKey, Index, String, Text, UniqueConstraint
+from sqlalchemy.orm import Mapped, mapped_column
+
+from memchat.models.base import Base, SeqInteger, new_id
+
+# Message.status
+COMPLETED = "completed"  # user message stored; assistant reply finished upstream
+INCOMPLETE = "incomplete"  # assistant reply cut short (upstream failure, stop, crash)
+SUPERSEDED = "superseded"  # replaced by a regenerate or an edit; out of history, prompts, counts
+
+# Message.reply_state (user messages): where the turn it opened stands
+REPLY_PENDING = "pending"
+REPLY_DONE = "done"
+REPLY_FAILED = "failed"  # upstream failed before any text
+REPLY_INTERRUPTED = "interrupted"  # the server stopped mid-turn
+
+# Message.extraction_state (assistant messages): memory extraction for the turn
+EXTRACTION_PENDING = "pending"
+EXTRACTION_DONE = "done"
+
+
+class Message(Base):
+    __tablename__ = "messages"
+    __table_args__ = (
+        UniqueConstraint("conversation_id", "client_message_id", name="uq_messages_conversation_client_id"),
+        Index("ix_messages_conversation_seq", "conversation_id", "seq"),
+        Index("ix_messages_reply_state", "reply_state"),
+        Index("ix_messages_extraction_state", "extraction_state"),
+    )
+
+    # Insertion order: created_at_ms can tie within a millisecond, seq cannot.
+    seq: Mapped[int] = mapped_column(SeqInteger, primary_key=True, autoincrement=True)
+    id: Mapped[str] = mapped_column(String(36), unique=True, default=new_id)
+    conversation_id: Mapped[str] = mapped_column(String(36), ForeignKey("conversations.id", ondelete="CASCADE"))
+    user_id: Mapped[str] = mapped_column(String(36), ForeignKey("users.id", ondelete="CASCADE"))
+    agent_id: Mapped[str] = mapped_column(String(36), ForeignKey("agents.id", ondelete="CASCADE"))
+    role: Mapped[str] = mapped_column(String(16))
+    content: Mapped[str] = mapped_column(Text)
+    status: Mapped[str] = mapped_column(String(16), default=COMPLETED)
+    client_message_id: Mapped[str | None] = mapped_column(String(200))
+    reply_to_id: Mapped[str | None] = mapped_column(String(36))
+    reply_state: Mapped[str | None] = mapped_column(String(16))
+    extraction_state: Mapped[str | None] = mapped_column(String(16))
+    created_at_ms: Mapped[int] = mapped_column(BigInteger)
+    updated_at_ms: Mapped[int] = mapped_column(BigInteger)

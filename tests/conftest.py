@@ -1,0 +1,222 @@
+"""Shared fixtures: both databases, the test upstream, a real uvicorn serving the app, factories."""
+
+import asyncio
+import os
+import shutil
+import socket
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import uvicorn
+from fastapi import FastAPI
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import create_async_engine
+
+from memchat.app import create_app
+from memchat.db.engine import Database, create_database
+from memchat.db.migrate import upgrade
+from memchat.models import Base
+from memchat.settings import Settings
+from memchat.state import AppState
+from tests.upstream import TestUpstream
+
+POSTGRES_URL = os.environ.get("MEMCHAT_TEST_POSTGRES_URL", "postgresql+asyncpg://postgres@127.0.0.1:5432/test")
+BACKENDS = ["sqlite", "postgresql"]
+
+
+def _with_database(url: str, name: str) -> str:
+    base, _, _ = url.rpartition("/")
+    return f"{base}/{name}"
+
+
+async def _migrate(url: str) -> None:
+    db = create_database(Settings(database_url=url))
+    try:
+        await upgrade(db.engine)
+    finally:
+        await db.dispose()
+
+
+@pytest.fixture(scope="session")
+def sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One migrated SQLite file; each test gets a copy (migrating per test would dominate the run)."""
+    path = tmp_path_factory.mktemp("sqlite-template") / "template.sqlite3"
+    asyncio.run(_migrate(f"sqlite+aiosqlite:///{path}"))
+    return path
+
+
+@pytest.fixture(scope="session")
+def postgres_database() -> Iterator[str]:
+    """A database of its own for this test session, migrated once; tables are emptied per test."""
+    name = f"memchat_test_{uuid.uuid4().hex[:10]}"
+
+    async def _create() -> None:
+        admin = create_async_engine(POSTGRES_URL, isolation_level="AUTOCOMMIT")
+        async with admin.connect() as conn:
+            await conn.execute(text(f'CREATE DATABASE "{name}"'))
+        await admin.dispose()
+
+    async def _drop() -> None:
+        admin = create_async_engine(POSTGRES_URL, isolation_level="AUTOCOMMIT")
+        async with admin.connect() as conn:
+            await conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        await admin.dispose()
+
+    asyncio.run(_create())
+    url = _with_database(POSTGRES_URL, name)
+    asyncio.run(_migrate(url))
+    yield url
+    asyncio.run(_drop())
+
+
+async def _truncate_postgres(url: str) -> None:
+    engine = create_async_engine(url)
+    tables = ", ".join(f'"{t.name}"' for t in Base.metadata.sorted_tables)
+    async with engine.begin() as conn:
+        await conn.execute(text(f"TRUNCATE {tables} RESTART IDENTITY CASCADE"))
+    await engine.dispose()
+
+
+@pytest.fixture(params=BACKENDS)
+def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    if request.param == "sqlite":
+        path = tmp_path / "memchat.sqlite3"
+        shutil.copy(request.getfixturevalue("sqlite_template"), path)
+        return f"sqlite+aiosqlite:///{path}"
+    url: str = request.getfixturevalue("postgres_database")
+    asyncio.run(_truncate_postgres(url))
+    return url
+
+
+@pytest.fixture(scope="session")
+def upstream_server() -> Iterator[TestUpstream]:
+    with TestUpstream() as server:
+        yield server
+
+
+@pytest.fixture
+def upstream(upstream_server: TestUpstream) -> Iterator[TestUpstream]:
+    upstream_server.reset()
+    yield upstream_server
+    upstream_server.release()
+
+
+@pytest.fixture
+def settings(database_url: str, upstream: TestUpstream, tmp_path: Path) -> Settings:
+    return Settings(
+        _env_file=None,  # type: ignore[call-arg]
+        database_url=database_url,
+        data_dir=tmp_path / "data",
+        llm_base_url=upstream.base_url,
+        llm_api_key="test-key",
+        llm_model="test-model",
+        llm_max_retries=0,
+        jwt_secret="test-secret-for-memchat-tests-0123456789",
+        chat_rate_limit_per_minute=0,
+        web_dist_dir=tmp_path / "no-console",
+    )
+
+
+@dataclass
+class Running:
+    app: FastAPI
+    client: httpx.AsyncClient
+    base_url: str
+
+    @property
+    def state(self) -> AppState:
+        state: AppState = self.app.state.memchat
+        return state
+
+    @property
+    def db(self) -> Database:
+        return self.state.db
+
+    async def settle(self) -> None:
+        """Wait until every turn's save and extraction has run."""
+        await self.state.background.drain()
+
+
+async def start_server(app: FastAPI) -> tuple[uvicorn.Server, "asyncio.Task[None]", str]:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+    task = asyncio.create_task(server.serve(sockets=[sock]))
+    while not server.started:
+        if task.done():
+            task.result()
+        await asyncio.sleep(0.005)
+    return server, task, f"http://127.0.0.1:{port}"
+
+
+@pytest.fixture
+async def running(settings: Settings) -> AsyncIterator[Running]:
+    """The app behind a real uvicorn on loopback (streams and disconnects behave as in production)."""
+    app = create_app(settings)
+    server, task, base_url = await start_server(app)
+    async with httpx.AsyncClient(base_url=base_url, timeout=30) as client:
+        yield Running(app=app, client=client, base_url=base_url)
+    server.should_exit = True
+    await task
+
+
+# --- factories ---
+
+
+async def signup(client: httpx.AsyncClient, email: str | None = None, password: str = "correct horse 1") -> str:
+    response = await client.post(
+        "/api/auth/signup", json={"email": email or f"u{uuid.uuid4().hex[:8]}@example.com", "password": password}
+    )
+    assert response.status_code == 201, response.text
+    token: str = response.json()["token"]
+    return token
+
+
+def auth(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+async def create_agent(client: httpx.AsyncClient, token: str, **fields: Any) -> dict[str, Any]:
+    body = {"name": "小林", "handle": "@lin", **fields}
+    response = await client.post("/api/agents", json=body, headers=auth(token))
+    assert response.status_code == 201, response.text
+    agent: dict[str, Any] = response.json()
+    return agent
+
+
+def chat_body(agent_id: str | None, text: str, *, message_id: str | None = None, **extra: Any) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "id": "chat-1",
+        "trigger": "submit-message",
+        "messages": [
+            {"id": message_id or f"m-{uuid.uuid4().hex[:10]}", "role": "user", "parts": [{"type": "text", "text": text}]}
+        ],
+        **extra,
+    }
+    if agent_id is not None:
+        body["agentId"] = agent_id
+    return body
+
+
+async def chat(
+    running: Running, token: str, agent_id: str | None, text: str, **extra: Any
+) -> httpx.Response:
+    response = await running.client.post("/api/chat", json=chat_body(agent_id, text, **extra), headers=auth(token))
+    await running.settle()
+    return response
+
+
+@pytest.fixture
+async def user_token(running: Running) -> str:
+    return await signup(running.client)
+
+
+@pytest.fixture
+async def agent(running: Running, user_token: str) -> dict[str, Any]:
+    return await create_agent(running.client, user_token)

@@ -1,0 +1,237 @@
+"""A real OpenAI-compatible chat-completions server on loopback, for tests and the web console's e2e.
+
+It streams SSE exactly as OpenAI does (`data: {chunk}\\n\\n` ... `data: [DONE]\\n\\n`), records every
+request body, and plays scripted replies: HTTP errors before streaming, a stream cut after N
+deltas, no content, slow deltas, deltas held back until a test releases them.
+
+In process:   with TestUpstream() as upstream: upstream.script(Reply(text="..."))
+Standalone:   python -m tests.upstream --port 18081   (control: POST /_control/script, GET /_control/requests)
+"""
+
+import argparse
+import asyncio
+import json
+import socket
+import threading
+import time
+import uuid
+from collections import deque
+from collections.abc import AsyncIterator
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+DEFAULT_REPLY = "好的，我明白你的意思了。我们慢慢聊。"
+
+
+@dataclass
+class Reply:
+    text: str = DEFAULT_REPLY
+    deltas: list[str] | None = None  # explicit pieces; default: the text in 4-character pieces
+    status: int = 200  # != 200: fail before streaming with an OpenAI-style error body
+    cut_after: int | None = None  # drop the connection after this many deltas (no finish, no [DONE])
+    delay_ms: int = 0  # pause before each delta
+    no_content: bool = False  # a well-formed stream with a finish_reason and no text
+    finish_reason: str | None = "stop"  # None: the stream ends with [DONE] but no finish_reason
+    hold_after: int | None = None  # after this many deltas wait for release() (or 30 s)
+    headers: dict[str, str] = field(default_factory=dict)
+
+    def pieces(self) -> list[str]:
+        if self.no_content:
+            return []
+        if self.deltas is not None:
+            return list(self.deltas)
+        return [self.text[i : i + 4] for i in range(0, len(self.text), 4)]
+
+
+def _chunk(completion_id: str, model: str, delta: dict[str, Any], finish_reason: str | None) -> bytes:
+    body = {
+        "id": completion_id,
+        "object": "chat.completion.chunk",
+        "created": int(time.time()),
+        "model": model,
+        "system_fingerprint": "fp_test",
+        "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish_reason}],
+    }
+    return b"data: " + json.dumps(body, ensure_ascii=False).encode() + b"\n\n"
+
+
+class _CutStream(Exception):
+    pass
+
+
+class TestUpstream:
+    __test__ = False  # not a pytest class
+
+    def __init__(self, host: str = "127.0.0.1", port: int = 0):
+        self._host = host
+        self._port = port
+        self._lock = threading.Lock()
+        self._queue: deque[Reply] = deque()
+        self._release = threading.Event()
+        self.requests: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []
+        self.streams_started = threading.Semaphore(0)
+        self._server: uvicorn.Server | None = None
+        self._thread: threading.Thread | None = None
+        self.base_url = ""
+
+    # --- test API ---
+    def script(self, *replies: Reply) -> None:
+        with self._lock:
+            self._queue.extend(replies)
+
+    def release(self) -> None:
+        self._release.set()
+
+    def reset(self) -> None:
+        with self._lock:
+            self._queue.clear()
+            self.requests.clear()
+            self.headers.clear()
+        self._release.clear()
+        self.streams_started = threading.Semaphore(0)
+
+    def wait_stream_started(self, timeout_s: float = 10.0) -> bool:
+        return self.streams_started.acquire(timeout=timeout_s)
+
+    @property
+    def chat_requests(self) -> list[dict[str, Any]]:
+        return [r for r in self.requests if "messages" in r]
+
+    # --- server ---
+    def _next_reply(self) -> Reply:
+        with self._lock:
+            return self._queue.popleft() if self._queue else Reply()
+
+    async def _completions(self, request: Request) -> Response:
+        body = await request.json()
+        with self._lock:
+            self.requests.append(body)
+            self.headers.append(dict(request.headers))
+        reply = self._next_reply()
+        model = body.get("model", "test-model")
+        if reply.status != 200:
+            error = {"error": {"message": f"scripted failure {reply.status}", "type": "server_error", "code": None}}
+            return JSONResponse(error, status_code=reply.status, headers=reply.headers)
+        completion_id = f"chatcmpl-{uuid.uuid4().hex[:12]}"
+        if not body.get("stream"):
+            return JSONResponse(
+                {
+                    "id": completion_id,
+                    "object": "chat.completion",
+                    "created": int(time.time()),
+                    "model": model,
+                    "choices": [
+                        {
+                            "index": 0,
+                            "message": {"role": "assistant", "content": "".join(reply.pieces())},
+                            "finish_reason": reply.finish_reason or "stop",
+                        }
+                    ],
+                    "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+                }
+            )
+        self.streams_started.release()
+        return StreamingResponse(self._stream(reply, completion_id, model), media_type="text/event-stream")
+
+    async def _stream(self, reply: Reply, completion_id: str, model: str) -> AsyncIterator[bytes]:
+        yield _chunk(completion_id, model, {"role": "assistant", "content": ""}, None)
+        for index, piece in enumerate(reply.pieces()):
+            if reply.cut_after is not None and index >= reply.cut_after:
+                raise _CutStream  # uvicorn drops the connection mid-body
+            if reply.hold_after is not None and index == reply.hold_after:
+                await asyncio.get_running_loop().run_in_executor(None, self._release.wait, 30.0)
+            if reply.delay_ms:
+                await asyncio.sleep(reply.delay_ms / 1000)
+            yield _chunk(completion_id, model, {"content": piece}, None)
+        if reply.cut_after is not None:
+            raise _CutStream
+        if reply.finish_reason is not None:
+            yield _chunk(completion_id, model, {}, reply.finish_reason)
+        yield b"data: [DONE]\n\n"
+
+    async def _control_script(self, request: Request) -> Response:
+        payload = await request.json()
+        items = payload if isinstance(payload, list) else [payload]
+        names = {"cutAfter": "cut_after", "delayMs": "delay_ms", "noContent": "no_content",
+                 "finishReason": "finish_reason", "holdAfter": "hold_after"}
+        self.script(*(Reply(**{names.get(k, k): v for k, v in item.items()}) for item in items))
+        return JSONResponse({"queued": len(items)})
+
+    async def _control_requests(self, _request: Request) -> Response:
+        with self._lock:
+            return JSONResponse(list(self.requests))
+
+    async def _control_reset(self, _request: Request) -> Response:
+        self.reset()
+        return JSONResponse({"ok": True})
+
+    async def _control_release(self, _request: Request) -> Response:
+        self.release()
+        return JSONResponse({"ok": True})
+
+    def app(self) -> Starlette:
+        return Starlette(
+            routes=[
+                Route("/v1/chat/completions", self._completions, methods=["POST"]),
+                Route("/_control/script", self._control_script, methods=["POST"]),
+                Route("/_control/requests", self._control_requests, methods=["GET"]),
+                Route("/_control/reset", self._control_reset, methods=["POST"]),
+                Route("/_control/release", self._control_release, methods=["POST"]),
+            ]
+        )
+
+    def start(self) -> "TestUpstream":
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((self._host, self._port))
+        port = sock.getsockname()[1]
+        self.base_url = f"http://{self._host}:{port}/v1"
+        config = uvicorn.Config(self.app(), log_level="warning", lifespan="off")
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [sock]}, daemon=True)
+        self._thread.start()
+        deadline = time.monotonic() + 10
+        while not self._server.started:
+            if time.monotonic() > deadline:
+                raise RuntimeError("test upstream did not start")
+            time.sleep(0.01)
+        return self
+
+    def stop(self) -> None:
+        self._release.set()
+        if self._server is not None:
+            self._server.should_exit = True
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+
+    def __enter__(self) -> "TestUpstream":
+        return self.start()
+
+    def __exit__(self, *_exc: object) -> None:
+        self.stop()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="OpenAI-compatible test upstream")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=18081)
+    args = parser.parse_args()
+    upstream = TestUpstream(args.host, args.port).start()
+    print(f"test upstream on {upstream.base_url}", flush=True)
+    try:
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        upstream.stop()
+
+
+if __name__ == "__main__":
+    main()
+
+__all__ = ["DEFAULT_REPLY", "Reply", "TestUpstream", "asdict"]
