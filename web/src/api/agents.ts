@@ -1,0 +1,49 @@
+import { api, expectOk, unwrap } from "./client";
+import type { Agent, AgentCreate, AgentPatch, Conversation, Memory, MemoryStatus, MemoryType, StoredMessage } from "./types";
+
+export const listAgents = async (): Promise<Agent[]> => (await unwrap(api.GET("/api/agents"))).agents;
+
+export const getAgent = (agentId: string): Promise<Agent> =>
+  unwrap(api.GET("/api/agents/{agent_id}", { params: { path: { agent_id: agentId } } }));
+
+export const createAgent = (body: AgentCreate): Promise<Agent> => unwrap(api.POST("/api/agents", { body }));
+
+export const updateAgent = (agentId: string, body: AgentPatch): Promise<Agent> =>
+  unwrap(api.PATCH("/api/agents/{agent_id}", { params: { path: { agent_id: agentId } }, body }));
+
+export const deleteAgent = (agentId: string): Promise<void> =>
+  expectOk(api.DELETE("/api/agents/{agent_id}", { params: { path: { agent_id: agentId } } }));
+
+export const getConversation = (agentId: string): Promise<Conversation> =>
+  unwrap(api.GET("/api/agents/{agent_id}/conversation", { params: { path: { agent_id: agentId } } }));
+
+export type MessagePage = { messages: StoredMessage[]; hasMore: boolean };
+
+export const listMessages = (agentId: string, options: { limit?: number; before?: string } = {}): Promise<MessagePage> =>
+  unwrap(
+    api.GET("/api/agents/{agent_id}/messages", {
+      params: { path: { agent_id: agentId }, query: { limit: options.limit, before: options.before } },
+    }),
+  );
+
+export const listMemories = async (agentId: string, status: MemoryStatus): Promise<Memory[]> =>
+  (
+    await unwrap(
+      api.GET("/api/agents/{agent_id}/memories", { params: { path: { agent_id: agentId }, query: { status } } }),
+    )
+  ).memories;
+
+export const createMemory = (
+  agentId: string,
+  body: { type: MemoryType; content: string; importance: number },
+): Promise<Memory> =>
+  unwrap(api.POST("/api/agents/{agent_id}/memories", { params: { path: { agent_id: agentId } }, body }));
+
+export const updateMemory = (
+  memoryId: string,
+  body: { type?: MemoryType; content?: string; importance?: number; status?: MemoryStatus },
+): Promise<Memory> =>
+  unwrap(api.PATCH("/api/memories/{memory_id}", { params: { path: { memory_id: memoryId } }, body }));
+
+export const deleteMemory = (memoryId: string): Promise<void> =>
+  expectOk(api.DELETE("/api/memories/{memory_id}", { params: { path: { memory_id: memoryId } } }));

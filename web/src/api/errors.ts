@@ -1,0 +1,51 @@
+import { t } from "../i18n";
+
+/** A failed API call, carrying the server's `{"error": {"code", "message"}}` when it sent one. */
+export class ApiError extends Error {
+  readonly status: number;
+  readonly code: string;
+
+  constructor(status: number, code: string, message: string) {
+    super(message);
+    this.name = "ApiError";
+    this.status = status;
+    this.code = code;
+  }
+}
+
+type ErrorBody = { error?: { code?: unknown; message?: unknown }; detail?: unknown };
+
+function parseErrorBody(text: string): { code?: string; message?: string } | null {
+  try {
+    const body = JSON.parse(text) as ErrorBody;
+    const code = typeof body.error?.code === "string" ? body.error.code : undefined;
+    const message = typeof body.error?.message === "string" ? body.error.message : undefined;
+    if (code !== undefined || message !== undefined) return { code, message };
+    if (typeof body.detail === "string") return { message: body.detail };
+  } catch {
+    // Not JSON: the text itself is the message.
+  }
+  return null;
+}
+
+export function apiErrorFrom(status: number, bodyText: string): ApiError {
+  const parsed = parseErrorBody(bodyText);
+  const message = parsed?.message ?? (bodyText.trim() || t.errors.generic);
+  return new ApiError(status, parsed?.code ?? `http_${status}`, message);
+}
+
+/**
+ * A message a person can read, for any error the console meets. useChat's errors carry the
+ * response body as their message (the AI SDK's text transport cannot do better), so a JSON
+ * error body is unpacked here.
+ */
+export function readableError(error: unknown): string {
+  if (error instanceof ApiError) return error.message;
+  if (error instanceof TypeError) return t.errors.network;
+  if (error instanceof Error) {
+    const responseBody = (error as { responseBody?: unknown }).responseBody;
+    const source = typeof responseBody === "string" && responseBody ? responseBody : error.message;
+    return parseErrorBody(source)?.message ?? (source || t.errors.generic);
+  }
+  return t.errors.generic;
+}

@@ -1,0 +1,32 @@
+// Names for the generated OpenAPI schemas the console uses.
+import type { UIMessage } from "ai";
+import type { components } from "./schema";
+
+type Schemas = components["schemas"];
+
+export type Agent = Schemas["AgentOut"];
+export type AgentCreate = Schemas["AgentCreate"];
+export type AgentPatch = Schemas["AgentPatch"];
+export type AgentProfile = Schemas["AgentProfile"];
+export type Conversation = Schemas["ConversationOut"];
+export type StoredMessage = Schemas["MessageOut"];
+export type Memory = Schemas["MemoryOut"];
+export type MemoryType = Memory["type"];
+export type MemoryStatus = Memory["status"];
+export type User = Schemas["UserOut"];
+
+export const MEMORY_TYPES: readonly MemoryType[] = [
+  "boundary",
+  "preference",
+  "relationship_goal",
+  "conversation_style",
+];
+
+/** What the server knows about a message beyond its text; absent until it is stored. */
+export type MessageMeta = {
+  status?: string;
+  createdAtMs?: number;
+  stored?: boolean;
+};
+
+export type ChatMessage = UIMessage<MessageMeta>;

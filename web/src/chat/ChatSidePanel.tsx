@@ -1,0 +1,68 @@
+import { useEffect } from "react";
+import { Link } from "react-router-dom";
+import { getConversation, listMemories } from "../api/agents";
+import type { Agent } from "../api/types";
+import { ErrorBanner } from "../components/ErrorBanner";
+import { ImportanceStars } from "../components/ImportanceStars";
+import { formatTime } from "../format";
+import { t } from "../i18n";
+import { useResource } from "../useResource";
+
+const PANEL_MEMORIES = 8;
+
+/** Summary, counts and the newest memories; `version` moves after every chat turn. */
+export function ChatSidePanel({ agent, version }: { agent: Agent; version: number }) {
+  const conversation = useResource(`conversation:${agent.id}`, () => getConversation(agent.id));
+  const memories = useResource(`memories:${agent.id}:active`, () => listMemories(agent.id, "active"));
+  const reloadConversation = conversation.reload;
+  const reloadMemories = memories.reload;
+
+  useEffect(() => {
+    if (version === 0) return;
+    void reloadConversation();
+    void reloadMemories();
+  }, [version, reloadConversation, reloadMemories]);
+
+  const c = conversation.data;
+  const profile = agent.profile;
+  return (
+    <aside className="side-panel" data-testid="side-panel" aria-label={t.chat.sidePanel}>
+      <h2>{t.chat.sidePanel}</h2>
+      <ErrorBanner error={conversation.error ?? memories.error} />
+      <dl className="stats">
+        <div>
+          <dt>{t.chat.messageCount}</dt>
+          <dd data-testid="message-count">{c ? c.messageCount : "…"}</dd>
+        </div>
+        <div>
+          <dt>{t.chat.lastMessageAt}</dt>
+          <dd>{c?.lastMessageAtMs ? formatTime(c.lastMessageAtMs) : t.common.never}</dd>
+        </div>
+        {profile.relationship ? (
+          <div>
+            <dt>{t.agentForm.profile.relationship}</dt>
+            <dd>{profile.relationship}</dd>
+          </div>
+        ) : null}
+      </dl>
+      <h3>{t.chat.summary}</h3>
+      <p className="summary" data-testid="summary">
+        {c?.summary || <span className="muted">{t.chat.noSummary}</span>}
+      </p>
+      <h3>{t.chat.memories}</h3>
+      {memories.data?.length === 0 ? <p className="muted">{t.chat.noMemories}</p> : null}
+      <ul className="panel-memories" data-testid="panel-memories">
+        {memories.data?.slice(0, PANEL_MEMORIES).map((memory) => (
+          <li key={memory.id} data-testid="panel-memory">
+            <span className={`tag type-${memory.type}`}>{t.memoryTypes[memory.type]}</span>
+            <ImportanceStars value={memory.importance} />
+            <span className="panel-memory-text">{memory.content}</span>
+          </li>
+        ))}
+      </ul>
+      <Link to={`/agents/${agent.id}/memories`} className="button">
+        {t.chat.openLibrary}
+      </Link>
+    </aside>
+  );
+}

@@ -1,0 +1,48 @@
+// Server history <-> useChat messages. What the server stores is the truth: after each turn
+// the newest page replaces the local copies (whose ids useChat made up on the client).
+import type { ChatMessage, StoredMessage } from "../api/types";
+
+export const PAGE_SIZE = 50;
+
+export function toChatMessage(message: StoredMessage): ChatMessage {
+  return {
+    id: message.id,
+    role: message.role,
+    parts: message.parts.map((part) => ({ type: "text" as const, text: part.text })),
+    metadata: { status: message.status, createdAtMs: message.createdAtMs, stored: true },
+  };
+}
+
+export function messageText(message: ChatMessage): string {
+  return message.parts.map((part) => (part.type === "text" ? part.text : "")).join("");
+}
+
+/** The oldest message that came from the server: the cursor for "load earlier". */
+export function oldestStoredId(messages: ChatMessage[]): string | undefined {
+  return messages.find((m) => m.metadata?.stored)?.id;
+}
+
+/**
+ * Puts the server's newest page in place of the local tail. Earlier pages the user loaded
+ * stay in front of it. Without any overlap (many messages came from elsewhere), the page
+ * alone is kept and `gap` says that earlier messages must be paged in again.
+ */
+export function mergeLatestPage(
+  current: ChatMessage[],
+  latest: ChatMessage[],
+): { messages: ChatMessage[]; gap: boolean } {
+  const first = latest[0];
+  if (first === undefined) return { messages: [], gap: false };
+  const at = current.findIndex((m) => m.id === first.id);
+  if (at === -1) {
+    const hadStored = current.some((m) => m.metadata?.stored);
+    return { messages: latest, gap: hadStored };
+  }
+  return { messages: [...current.slice(0, at), ...latest], gap: false };
+}
+
+/** Puts an earlier page in front, skipping anything already shown. */
+export function prependPage(current: ChatMessage[], earlier: ChatMessage[]): ChatMessage[] {
+  const shown = new Set(current.map((m) => m.id));
+  return [...earlier.filter((m) => !shown.has(m.id)), ...current];
+}

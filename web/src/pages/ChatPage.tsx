@@ -1,0 +1,316 @@
+import { useChat } from "@ai-sdk/react";
+import { TextStreamChatTransport } from "ai";
+import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState, type FormEvent, type KeyboardEvent } from "react";
+import { Link, useParams, useSearchParams } from "react-router-dom";
+import { getAgent, listMessages, type MessagePage } from "../api/agents";
+import { chatFetch } from "../api/client";
+import { authHeaders } from "../api/session";
+import type { Agent, ChatMessage } from "../api/types";
+import { ChatSidePanel } from "../chat/ChatSidePanel";
+import { mergeLatestPage, messageText, oldestStoredId, PAGE_SIZE, prependPage, toChatMessage } from "../chat/history";
+import { ErrorBanner } from "../components/ErrorBanner";
+import { announceTurnFinished } from "../events";
+import { formatTime } from "../format";
+import { t } from "../i18n";
+import { useResource } from "../useResource";
+
+const SEARCH_PAGE_SIZE = 200;
+
+export function ChatPage() {
+  const { agentId = "" } = useParams();
+  const agent = useResource(`agent:${agentId}`, () => getAgent(agentId));
+  const history = useResource(`history:${agentId}`, () => listMessages(agentId, { limit: PAGE_SIZE }));
+
+  const error = agent.error ?? history.error;
+  if (error) {
+    return (
+      <ErrorBanner
+        error={error}
+        onRetry={() => {
+          void agent.reload();
+          void history.reload();
+        }}
+      />
+    );
+  }
+  if (!agent.data || !history.data) return <p className="muted">{t.common.loading}</p>;
+  return <ChatView key={agentId} agent={agent.data} firstPage={history.data} />;
+}
+
+function ChatView({ agent, firstPage }: { agent: Agent; firstPage: MessagePage }) {
+  const agentId = agent.id;
+  const [searchParams] = useSearchParams();
+  const focusId = searchParams.get("message");
+  const [input, setInput] = useState("");
+  const [hasMore, setHasMore] = useState(firstPage.hasMore);
+  const [loadingEarlier, setLoadingEarlier] = useState(false);
+  const [historyError, setHistoryError] = useState<unknown>(null);
+  const [panelVersion, setPanelVersion] = useState(0);
+
+  const transport = useMemo(
+    () =>
+      new TextStreamChatTransport<ChatMessage>({
+        api: "/api/chat",
+        headers: () => authHeaders(),
+        body: { agentId },
+        fetch: chatFetch,
+      }),
+    [agentId],
+  );
+
+  const initialMessages = useMemo(() => firstPage.messages.map(toChatMessage), [firstPage]);
+  const syncRef = useRef<() => Promise<void>>(async () => {});
+
+  const { messages, sendMessage, regenerate, stop, status, error, setMessages } = useChat<ChatMessage>({
+    id: `agent:${agentId}`,
+    messages: initialMessages,
+    transport,
+    onFinish: ({ isAbort }) => {
+      // After a stop the server is still saving the reply: the next sync (next turn, focus,
+      // reload) picks it up. Otherwise take the stored turn, with its ids, right away.
+      if (!isAbort) void syncRef.current();
+      setPanelVersion((v) => v + 1);
+      announceTurnFinished(agentId);
+    },
+  });
+
+  const busy = status === "submitted" || status === "streaming";
+  const busyRef = useRef(busy);
+  const messagesRef = useRef(messages);
+  useEffect(() => {
+    busyRef.current = busy;
+    messagesRef.current = messages;
+  }, [busy, messages]);
+
+  const sync = useCallback(async () => {
+    try {
+      const page = await listMessages(agentId, { limit: PAGE_SIZE });
+      if (busyRef.current) return; // a new turn started meanwhile; its own finish syncs again
+      const merged = mergeLatestPage(messagesRef.current, page.messages.map(toChatMessage));
+      setMessages(merged.messages);
+      // Nothing kept in front of the page: its hasMore is the whole story.
+      if (merged.messages.length === page.messages.length) setHasMore(page.hasMore);
+      setHistoryError(null);
+    } catch (err) {
+      setHistoryError(err);
+    }
+  }, [agentId, setMessages]);
+  useEffect(() => {
+    syncRef.current = sync;
+  }, [sync]);
+
+  // Another tab may have written meanwhile: coming back to this one shows the server's view.
+  useEffect(() => {
+    const onVisible = () => {
+      if (document.visibilityState === "visible" && !busyRef.current) {
+        void sync();
+        setPanelVersion((v) => v + 1);
+      }
+    };
+    document.addEventListener("visibilitychange", onVisible);
+    return () => document.removeEventListener("visibilitychange", onVisible);
+  }, [sync]);
+
+  // Scrolling: stay at the bottom while the reply streams in, unless the user scrolled up;
+  // keep the view still when an earlier page is put in front.
+  const listRef = useRef<HTMLDivElement>(null);
+  const atBottom = useRef(true);
+  const prependAnchor = useRef<number | null>(null);
+
+  const loadEarlier = useCallback(async () => {
+    const before = oldestStoredId(messages);
+    if (!before) return;
+    setLoadingEarlier(true);
+    try {
+      const page = await listMessages(agentId, { limit: PAGE_SIZE, before });
+      const list = listRef.current;
+      prependAnchor.current = list ? list.scrollHeight - list.scrollTop : null;
+      setMessages((current) => prependPage(current, page.messages.map(toChatMessage)));
+      setHasMore(page.hasMore);
+      setHistoryError(null);
+    } catch (err) {
+      setHistoryError(err);
+    } finally {
+      setLoadingEarlier(false);
+    }
+  }, [agentId, messages, setMessages]);
+
+  const focusFound = focusId !== null && messages.some((m) => m.id === focusId);
+  const focusMissing = focusId !== null && !focusFound && !hasMore;
+
+  // A link from the memory library names a message: page back until it is shown.
+  useEffect(() => {
+    if (focusId === null || !hasMore || messagesRef.current.some((m) => m.id === focusId)) return;
+    let cancelled = false;
+    const search = async () => {
+      let before = oldestStoredId(messagesRef.current);
+      let more: boolean = true;
+      let earlier: ChatMessage[] = [];
+      while (!cancelled && more && before !== undefined && !earlier.some((m) => m.id === focusId)) {
+        const page = await listMessages(agentId, { limit: SEARCH_PAGE_SIZE, before });
+        earlier = [...page.messages.map(toChatMessage), ...earlier];
+        before = page.messages[0]?.id;
+        more = page.hasMore;
+      }
+      if (cancelled) return;
+      prependAnchor.current = null;
+      setMessages(prependPage(messagesRef.current, earlier));
+      setHasMore(more);
+    };
+    search().catch((err: unknown) => {
+      if (!cancelled) setHistoryError(err);
+    });
+    return () => {
+      cancelled = true;
+    };
+  }, [agentId, focusId, hasMore, setMessages]);
+
+  useLayoutEffect(() => {
+    const list = listRef.current;
+    if (!list) return;
+    if (prependAnchor.current !== null) {
+      list.scrollTop = list.scrollHeight - prependAnchor.current;
+      prependAnchor.current = null;
+      return;
+    }
+    if (focusId !== null && focusFound) return;
+    if (atBottom.current) list.scrollTop = list.scrollHeight;
+  }, [messages, status, focusId, focusFound]);
+
+  useEffect(() => {
+    if (focusId === null || !focusFound) return;
+    document.getElementById(`message-${focusId}`)?.scrollIntoView({ block: "center" });
+  }, [focusId, focusFound]);
+
+  const submit = (event?: FormEvent) => {
+    event?.preventDefault();
+    const text = input.trim();
+    if (!text || busy) return;
+    atBottom.current = true;
+    setInput("");
+    void sendMessage({ text });
+  };
+
+  const onKeyDown = (event: KeyboardEvent<HTMLTextAreaElement>) => {
+    if (event.key === "Enter" && !event.shiftKey && !event.nativeEvent.isComposing) submit(event);
+  };
+
+  const last = messages.at(-1);
+  const canRegenerate = !busy && last?.role === "assistant";
+
+  return (
+    <div className="chat-layout">
+      <section className="chat-main">
+        <div className="chat-header">
+          <h1>
+            {agent.name}
+            {agent.handle ? <span className="agent-handle">{agent.handle}</span> : null}
+          </h1>
+          <div className="chat-header-links">
+            <Link to={`/agents/${agentId}/memories`}>{t.agents.memories}</Link>
+            <Link to={`/agents/${agentId}/edit`}>{t.chat.editAgent}</Link>
+          </div>
+        </div>
+        <div
+          className="message-list"
+          ref={listRef}
+          data-testid="message-list"
+          onScroll={(e) => {
+            const el = e.currentTarget;
+            atBottom.current = el.scrollHeight - el.scrollTop - el.clientHeight < 40;
+          }}
+        >
+          <div className="load-earlier">
+            {hasMore ? (
+              <button type="button" onClick={() => void loadEarlier()} disabled={loadingEarlier} data-testid="load-earlier">
+                {loadingEarlier ? t.common.loading : t.chat.loadEarlier}
+              </button>
+            ) : messages.length > 0 ? (
+              <span className="muted">{t.chat.noEarlier}</span>
+            ) : null}
+          </div>
+          {messages.length === 0 && !busy ? <p className="empty">{t.chat.empty}</p> : null}
+          {focusMissing ? <p className="notice">{t.chat.messageNotFound}</p> : null}
+          {messages.map((message) => (
+            <MessageBubble
+              key={message.id}
+              message={message}
+              agentName={agent.name}
+              focused={message.id === focusId}
+              streaming={status === "streaming" && message === last && message.role === "assistant"}
+            />
+          ))}
+          {status === "submitted" ? (
+            <div className="message assistant pending" data-testid="thinking">
+              <div className="bubble muted">{t.chat.thinking}</div>
+            </div>
+          ) : null}
+        </div>
+        <ErrorBanner error={historyError} />
+        {error ? <ErrorBanner error={error} title={t.chat.errorTitle} /> : null}
+        <form className="composer" onSubmit={submit}>
+          <textarea
+            name="message"
+            rows={2}
+            value={input}
+            placeholder={t.chat.placeholder}
+            onChange={(e) => setInput(e.target.value)}
+            onKeyDown={onKeyDown}
+            data-testid="composer"
+          />
+          <div className="composer-actions">
+            {canRegenerate ? (
+              <button type="button" onClick={() => void regenerate()} data-testid="regenerate">
+                {t.chat.regenerate}
+              </button>
+            ) : null}
+            {busy ? (
+              <button type="button" className="danger" onClick={() => void stop()} data-testid="stop">
+                {t.chat.stop}
+              </button>
+            ) : (
+              <button type="submit" className="primary" disabled={!input.trim()} data-testid="send">
+                {t.chat.send}
+              </button>
+            )}
+          </div>
+        </form>
+      </section>
+      <ChatSidePanel agent={agent} version={panelVersion} />
+    </div>
+  );
+}
+
+function MessageBubble({
+  message,
+  agentName,
+  focused,
+  streaming,
+}: {
+  message: ChatMessage;
+  agentName: string;
+  focused: boolean;
+  streaming: boolean;
+}) {
+  const status = message.metadata?.status;
+  return (
+    <div
+      id={`message-${message.id}`}
+      className={`message ${message.role}${focused ? " focused" : ""}`}
+      data-testid="message"
+      data-role={message.role}
+      data-message-id={message.id}
+      data-status={streaming ? "streaming" : (status ?? "local")}
+    >
+      <div className="message-meta">
+        <span>{message.role === "user" ? t.chat.you : agentName}</span>
+        {message.metadata?.createdAtMs ? <time>{formatTime(message.metadata.createdAtMs)}</time> : null}
+        {status === "incomplete" ? <span className="tag warn">{t.chat.incomplete}</span> : null}
+      </div>
+      <div className="bubble" data-testid="message-text">
+        {messageText(message)}
+        {streaming ? <span className="cursor" aria-hidden="true" /> : null}
+      </div>
+    </div>
+  );
+}

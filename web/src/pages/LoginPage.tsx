@@ -1,0 +1,85 @@
+import { useState, type FormEvent } from "react";
+import { Navigate, useLocation, useNavigate } from "react-router-dom";
+import { useAuth } from "../auth";
+import { ErrorBanner } from "../components/ErrorBanner";
+import { t } from "../i18n";
+
+export function LoginPage({ mode }: { mode: "login" | "signup" }) {
+  const { token, expired, login, signup } = useAuth();
+  const navigate = useNavigate();
+  const location = useLocation();
+  const [email, setEmail] = useState("");
+  const [password, setPassword] = useState("");
+  const [displayName, setDisplayName] = useState("");
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+
+  const from = (location.state as { from?: string } | null)?.from ?? "/";
+  if (token) return <Navigate to={from} replace />;
+
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      if (mode === "signup") await signup(email, password, displayName);
+      else await login(email, password);
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const signupMode = mode === "signup";
+  return (
+    <div className="auth-page">
+      <form className="card auth-card" onSubmit={submit} aria-label={signupMode ? t.auth.signupTitle : t.auth.loginTitle}>
+        <h1>{t.appName}</h1>
+        <h2>{signupMode ? t.auth.signupTitle : t.auth.loginTitle}</h2>
+        {expired && !signupMode ? <p className="notice">{t.auth.sessionExpired}</p> : null}
+        <label>
+          {t.auth.email}
+          <input
+            name="email"
+            type="email"
+            autoComplete="email"
+            required
+            value={email}
+            onChange={(e) => setEmail(e.target.value)}
+          />
+        </label>
+        <label>
+          {t.auth.password}
+          <input
+            name="password"
+            type="password"
+            autoComplete={signupMode ? "new-password" : "current-password"}
+            required
+            minLength={signupMode ? 8 : 1}
+            placeholder={signupMode ? t.auth.passwordHint : undefined}
+            value={password}
+            onChange={(e) => setPassword(e.target.value)}
+          />
+        </label>
+        {signupMode ? (
+          <label>
+            {t.auth.displayName}
+            <input name="displayName" value={displayName} onChange={(e) => setDisplayName(e.target.value)} />
+          </label>
+        ) : null}
+        <ErrorBanner error={error} />
+        <button type="submit" className="primary" disabled={busy}>
+          {signupMode ? t.auth.signup : t.auth.login}
+        </button>
+        <button
+          type="button"
+          className="link-button"
+          onClick={() => navigate(signupMode ? "/login" : "/signup", { state: location.state })}
+        >
+          {signupMode ? t.auth.toLogin : t.auth.toSignup}
+        </button>
+      </form>
+    </div>
+  );
+}
