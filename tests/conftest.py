@@ -195,7 +195,11 @@ def chat_body(agent_id: str | None, text: str, *, message_id: str | None = None,
         "id": "chat-1",
         "trigger": "submit-message",
         "messages": [
-            {"id": message_id or f"m-{uuid.uuid4().hex[:10]}", "role": "user", "parts": [{"type": "text", "text": text}]}
+            {
+                "id": message_id or f"m-{uuid.uuid4().hex[:10]}",
+                "role": "user",
+                "parts": [{"type": "text", "text": text}],
+            }
         ],
         **extra,
     }
@@ -204,9 +208,7 @@ def chat_body(agent_id: str | None, text: str, *, message_id: str | None = None,
     return body
 
 
-async def chat(
-    running: Running, token: str, agent_id: str | None, text: str, **extra: Any
-) -> httpx.Response:
+async def chat(running: Running, token: str, agent_id: str | None, text: str, **extra: Any) -> httpx.Response:
     response = await running.client.post("/api/chat", json=chat_body(agent_id, text, **extra), headers=auth(token))
     await running.settle()
     return response

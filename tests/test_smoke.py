@@ -4,7 +4,9 @@ from tests.conftest import Running, auth, chat
 from tests.upstream import DEFAULT_REPLY, TestUpstream
 
 
-async def test_a_turn_streams_and_is_saved(running: Running, user_token: str, agent: dict[str, Any], upstream: TestUpstream) -> None:
+async def test_a_turn_streams_and_is_saved(
+    running: Running, user_token: str, agent: dict[str, Any], upstream: TestUpstream
+) -> None:
     response = await chat(running, user_token, agent["id"], "我喜欢你回复简短一点")
     assert response.status_code == 200, response.text
     assert response.text == DEFAULT_REPLY

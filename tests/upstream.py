@@ -159,8 +159,13 @@ class TestUpstream:
     async def _control_script(self, request: Request) -> Response:
         payload = await request.json()
         items = payload if isinstance(payload, list) else [payload]
-        names = {"cutAfter": "cut_after", "delayMs": "delay_ms", "noContent": "no_content",
-                 "finishReason": "finish_reason", "holdAfter": "hold_after"}
+        names = {
+            "cutAfter": "cut_after",
+            "delayMs": "delay_ms",
+            "noContent": "no_content",
+            "finishReason": "finish_reason",
+            "holdAfter": "hold_after",
+        }
         self.script(*(Reply(**{names.get(k, k): v for k, v in item.items()}) for item in items))
         return JSONResponse({"queued": len(items)})
 

@@ -9,7 +9,8 @@ from memchat.errors import NotFound
 
 _NOT_BUILT = """<!doctype html><html lang="zh"><meta charset="utf-8"><title>memchat</title>
 <body style="font-family:sans-serif;max-width:40em;margin:4em auto">
-<h1>memchat</h1><p>The API is running at <code>/api</code> (docs: <a href="/docs">/docs</a>).</p>
+<h1>memchat</h1><p>The API is running at <code>/api</code>
+(docs: <a href="/docs">/docs</a>).</p>
 <p>The web console is not built. Build it with:</p>
 <pre>cd web &amp;&amp; npm ci &amp;&amp; npm run build</pre><p>then restart <code>memchat serve</code>.</p></body></html>"""
 

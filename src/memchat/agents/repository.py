@@ -11,8 +11,7 @@ from memchat.models.conversation import DEFAULT_SLOT
 def _with_last_message_at() -> Any:
     default_conversation = Conversation.__table__.alias("default_conversation")
     return (
-        select(Agent, default_conversation.c.last_message_at_ms)
-        .outerjoin(
+        select(Agent, default_conversation.c.last_message_at_ms).outerjoin(
             default_conversation,
             (default_conversation.c.agent_id == Agent.id) & (default_conversation.c.slot == DEFAULT_SLOT),
         ),
@@ -30,7 +29,9 @@ async def list_agents(session: AsyncSession, user_id: str) -> Sequence[tuple[Age
     return [(row[0], row[1]) for row in result.all()]
 
 
-async def get_agent_with_activity(session: AsyncSession, user_id: str, agent_id: str) -> tuple[Agent, int | None] | None:
+async def get_agent_with_activity(
+    session: AsyncSession, user_id: str, agent_id: str
+) -> tuple[Agent, int | None] | None:
     query, _conv = _with_last_message_at()
     row = (await session.execute(query.where(Agent.id == agent_id, Agent.user_id == user_id))).first()
     return None if row is None else (row[0], row[1])

@@ -52,7 +52,9 @@ async def list_agents(session: AsyncSession, user_id: str) -> list[AgentOut]:
 
 async def create_agent(session: AsyncSession, settings: Settings, user_id: str, body: AgentCreate) -> AgentOut:
     profile = body.profile.model_dump()
-    _check_lengths(settings, {"name": body.name, "handle": body.handle, "default_prompt": body.default_prompt, **profile})
+    _check_lengths(
+        settings, {"name": body.name, "handle": body.handle, "default_prompt": body.default_prompt, **profile}
+    )
     now = now_ms()
     agent = Agent(
         user_id=user_id,
@@ -80,7 +82,10 @@ async def update_agent(
         changes["handle"] = ""
     if body.profile is not None:
         changes.update(
-            {name: value if value is not None else "" for name, value in body.profile.model_dump(exclude_unset=True).items()}
+            {
+                name: value if value is not None else ""
+                for name, value in body.profile.model_dump(exclude_unset=True).items()
+            }
         )
     _check_lengths(settings, changes)
     for name, value in changes.items():

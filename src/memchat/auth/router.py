@@ -9,9 +9,7 @@ router = APIRouter(tags=["auth"])
 
 @router.post("/api/auth/signup", status_code=status.HTTP_201_CREATED)
 async def signup(body: SignupRequest, session: WriteSession, state: State) -> AuthResponse:
-    user = await service.create_user(
-        session, email=body.email, password=body.password, display_name=body.display_name
-    )
+    user = await service.create_user(session, email=body.email, password=body.password, display_name=body.display_name)
     return AuthResponse(token=state.tokens.issue(user.id), user=UserOut.model_validate(user))
 
 

@@ -59,9 +59,7 @@ class TokenCodec:
     def user_id(self, token: str) -> str:
         try:
             # Only our algorithm: refuses alg=none and key-confusion tokens.
-            claims = jwt.decode(
-                token, self._secret, algorithms=[self._algorithm], options={"require": ["sub", "exp"]}
-            )
+            claims = jwt.decode(token, self._secret, algorithms=[self._algorithm], options={"require": ["sub", "exp"]})
         except jwt.ExpiredSignatureError as exc:
             raise Unauthorized("token expired", code="token_expired") from exc
         except jwt.PyJWTError as exc:

@@ -13,7 +13,9 @@ class _Failures:
 
 
 class LoginThrottle:
-    def __init__(self, free_attempts: int = 5, window_s: float = 900.0, base_lock_s: float = 2.0, max_lock_s: float = 300.0):
+    def __init__(
+        self, free_attempts: int = 5, window_s: float = 900.0, base_lock_s: float = 2.0, max_lock_s: float = 300.0
+    ):
         self._free = free_attempts
         self._window_s = window_s
         self._base_lock_s = base_lock_s

@@ -48,9 +48,7 @@ def build_system_prompt(default_prompt: str | None, memories: Sequence[PromptMem
     parts = [default_prompt or DEFAULT_AGENT_PROMPT, *SYSTEM_RULES]
     if memories:
         lines = [MEMORY_HEADER]
-        lines += [
-            f"- [{MEMORY_TYPE_LABELS.get(m.type, m.type)} / 重要度 {m.importance}] {m.content}" for m in memories
-        ]
+        lines += [f"- [{MEMORY_TYPE_LABELS.get(m.type, m.type)} / 重要度 {m.importance}] {m.content}" for m in memories]
         parts.append("\n".join(lines))
     if summary:
         parts.append(SUMMARY_PREFIX + summary)

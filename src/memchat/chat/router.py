@@ -15,7 +15,10 @@ router = APIRouter(tags=["chat"])
     "/api/chat",
     response_class=Response,
     responses={
-        200: {"content": {"text/plain": {"schema": {"type": "string"}}}, "description": "the reply, streamed as plain text"},
+        200: {
+            "content": {"text/plain": {"schema": {"type": "string"}}},
+            "description": "the reply, streamed as plain text",
+        },
         502: {"model": ErrorBody, "description": "the upstream LLM failed before any text"},
         503: {"model": ErrorBody, "description": "the upstream is rate limited or the local model is not ready"},
         504: {"model": ErrorBody, "description": "the upstream timed out"},

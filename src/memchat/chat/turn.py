@@ -9,8 +9,6 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator
 
-import httpx
-import openai
 from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.responses import PlainTextResponse, Response, StreamingResponse
 
@@ -23,7 +21,7 @@ from memchat.chat.schemas import ChatRequest
 from memchat.clock import now_ms
 from memchat.conversations import repository as conversations
 from memchat.errors import Conflict, InvalidInput, NotFound, PayloadTooLarge, TooManyRequests, UpstreamError
-from memchat.llm.client import LLMStream, upstream_error
+from memchat.llm.client import STREAM_ERRORS, LLMStream, upstream_error
 from memchat.memories import repository as memories
 from memchat.models import Agent, Conversation, Message
 from memchat.models.agent import PROFILE_FIELDS
@@ -48,10 +46,14 @@ def _validate(state: AppState, request: ChatRequest) -> str | None:
     """Limits and the user's text: the normalized text of the last user message, if any."""
     settings = state.settings
     if len(request.messages) > settings.max_messages_per_request:
-        raise InvalidInput(f"at most {settings.max_messages_per_request} messages per request", code="too_many_messages")
+        raise InvalidInput(
+            f"at most {settings.max_messages_per_request} messages per request", code="too_many_messages"
+        )
     for message in request.messages:
         if len(message.text()) > settings.max_message_chars:
-            raise PayloadTooLarge(f"a message is longer than {settings.max_message_chars} characters", code="message_too_long")
+            raise PayloadTooLarge(
+                f"a message is longer than {settings.max_message_chars} characters", code="message_too_long"
+            )
     last_user = request.last_user_message()
     if request.trigger == "regenerate-message":
         return None
@@ -131,7 +133,12 @@ async def _insert_user_message(
 
 
 async def _store_user_side(
-    state: AppState, session: AsyncSession, request: ChatRequest, agent: Agent, user_id: str, text: str | None,
+    state: AppState,
+    session: AsyncSession,
+    request: ChatRequest,
+    agent: Agent,
+    user_id: str,
+    text: str | None,
     idempotency_key: str | None,
 ) -> tuple[Conversation, Message]:
     """Steps 3-4: the conversation, then the user message this turn answers."""
@@ -158,9 +165,7 @@ async def _store_user_side(
     return conversation, await _insert_user_message(session, conversation, agent, user_id, text, client_id)
 
 
-async def prepare_turn(
-    state: AppState, user_id: str, request: ChatRequest, idempotency_key: str | None
-) -> TurnContext:
+async def prepare_turn(state: AppState, user_id: str, request: ChatRequest, idempotency_key: str | None) -> TurnContext:
     """Everything up to the LLM call, committed in one transaction (commit point 1)."""
     text = _validate(state, request)
     settings = state.settings
@@ -168,11 +173,15 @@ async def prepare_turn(
         # Compatibility path: nothing stored, the client's messages are the history.
         if request.trigger == "regenerate-message" and request.last_user_message() is None:
             raise InvalidInput("the request has no user message", code="no_user_message")
-        history = [(m.role, m.text()) for m in request.messages if m.role in ("user", "assistant")]
+        client_history = [(m.role, m.text()) for m in request.messages if m.role != "system"]
         turn = TurnContext(user_id, None, None, None, text, None, recent=[])
         turn.prompt = build_prompt_messages(
-            default_prompt=None, memories=[], summary=None, profile=_profile(None, request),
-            history=history, latest_user_text=None,
+            default_prompt=None,
+            memories=[],
+            summary=None,
+            profile=_profile(None, request),
+            history=client_history,
+            latest_user_text=None,
         )
         return turn
 
@@ -190,7 +199,7 @@ async def prepare_turn(
             session, user_id=user_id, agent_id=agent.id, status=ACTIVE, limit=settings.memory_injection_limit
         )
         state.live_turns.add(user_message.id)
-    history = [(m.role, m.content) for m in recent]
+    history: list[tuple[str, str]] = [(m.role, m.content) for m in recent]
     turn = TurnContext(
         user_id=user_id,
         agent_id=agent.id,
@@ -211,7 +220,9 @@ async def prepare_turn(
     return turn
 
 
-async def _open_until_first_text(state: AppState, prompt: list[dict[str, str]]) -> tuple[LLMStream, AsyncIterator[str], str]:
+async def _open_until_first_text(
+    state: AppState, prompt: list[dict[str, str]]
+) -> tuple[LLMStream, AsyncIterator[str], str]:
     """Open the upstream and wait for its first text. Retries only here, before the client saw anything."""
     attempts = 1 + state.settings.llm_max_retries
     for attempt in range(attempts):
@@ -222,7 +233,7 @@ async def _open_until_first_text(state: AppState, prompt: list[dict[str, str]]) 
                 if first:
                     return stream, deltas, first
             failure = UpstreamError("the language model returned no text", status_code=502, code="upstream_empty")
-        except (openai.OpenAIError, httpx.HTTPError) as exc:
+        except STREAM_ERRORS as exc:
             failure = upstream_error(exc)
         await stream.close()
         log.warning("upstream attempt %d/%d gave no text: %s", attempt + 1, attempts, failure.code)
@@ -249,7 +260,7 @@ class TurnRelay:
                     self._parts.append(delta)
                     self._queue.put_nowait(delta)
             completed = self._stream.finish_reason is not None
-        except (openai.OpenAIError, httpx.HTTPError) as exc:
+        except STREAM_ERRORS as exc:
             log.warning("upstream stream broke after %d deltas: %s", len(self._parts), exc)
         finally:
             self._queue.put_nowait(None)

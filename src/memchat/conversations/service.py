@@ -11,7 +11,7 @@ from memchat.models import Conversation, Message
 def message_out(message: Message) -> MessageOut:
     return MessageOut(
         id=message.id,
-        role=message.role,  # type: ignore[arg-type]
+        role=message.role,
         parts=[TextPart(text=message.content)],
         status=message.status,
         created_at_ms=message.created_at_ms,

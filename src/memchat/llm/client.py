@@ -4,7 +4,7 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
-import httpx
+import httpx2
 import openai
 from openai import AsyncOpenAI
 
@@ -14,6 +14,9 @@ log = logging.getLogger("memchat.llm")
 
 BaseUrlResolver = Callable[[], Awaitable[str]]
 
+# What a broken stream raises: SDK errors, or the transport's own once the body is being read.
+STREAM_ERRORS: tuple[type[Exception], ...] = (openai.OpenAIError, httpx2.HTTPError)
+
 
 def upstream_error(exc: Exception) -> UpstreamError:
     """Map an SDK failure to the error the client sees (never the upstream's raw body)."""
@@ -22,11 +25,19 @@ def upstream_error(exc: Exception) -> UpstreamError:
     if isinstance(exc, openai.APIConnectionError):
         return UpstreamError("the language model could not be reached", status_code=502, code="upstream_unreachable")
     if isinstance(exc, openai.RateLimitError):
-        return UpstreamError("the language model is rate limited; try again shortly", status_code=503, code="upstream_rate_limited")
+        return UpstreamError(
+            "the language model is rate limited; try again shortly", status_code=503, code="upstream_rate_limited"
+        )
     if isinstance(exc, openai.APIStatusError):
         if exc.status_code >= 500:
-            return UpstreamError(f"the language model failed (HTTP {exc.status_code})", status_code=502, code="upstream_error")
-        return UpstreamError(f"the language model refused the request (HTTP {exc.status_code})", status_code=502, code="upstream_rejected")
+            return UpstreamError(
+                f"the language model failed (HTTP {exc.status_code})", status_code=502, code="upstream_error"
+            )
+        return UpstreamError(
+            f"the language model refused the request (HTTP {exc.status_code})",
+            status_code=502,
+            code="upstream_rejected",
+        )
     return UpstreamError("the language model stream failed", status_code=502, code="upstream_error")
 
 
@@ -70,7 +81,7 @@ class LLMClient:
         self._resolve_base_url = resolve_base_url
         self._api_key = api_key
         self.model = model
-        self._timeout = httpx.Timeout(read_timeout_s, connect=connect_timeout_s)
+        self._timeout = openai.Timeout(read_timeout_s, connect=connect_timeout_s)
         self._max_retries = max_retries
         self._max_tokens = max_tokens
         self._stop = stop
@@ -108,7 +119,10 @@ class LLMClient:
         client = await self._sdk()
         try:
             chunks = await client.chat.completions.create(
-                model=self.model, messages=messages, stream=True, **self._options(extra)  # type: ignore[arg-type]
+                model=self.model,
+                messages=messages,  # type: ignore[arg-type]
+                stream=True,
+                **self._options(extra),
             )
         except openai.OpenAIError as exc:
             log.warning("upstream failed before streaming: %s", exc)
@@ -120,7 +134,9 @@ class LLMClient:
         client = await self._sdk()
         try:
             response = await client.chat.completions.create(
-                model=self.model, messages=messages, **self._options(extra)  # type: ignore[arg-type]
+                model=self.model,
+                messages=messages,  # type: ignore[arg-type]
+                **self._options(extra),
             )
         except openai.OpenAIError as exc:
             raise upstream_error(exc) from exc

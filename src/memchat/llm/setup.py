@@ -25,14 +25,16 @@ def build_llm(settings: Settings) -> tuple[LLMClient, Any]:
     }
     if settings.llm_base_url:
         return (
-            LLMClient(base_url=settings.llm_base_url, max_tokens=settings.llm_max_tokens, stop=settings.llm_stop, **common),
+            LLMClient(
+                base_url=settings.llm_base_url, max_tokens=settings.llm_max_tokens, stop=settings.llm_stop, **common
+            ),
             None,
         )
 
     try:
         from memchat.llm import local
     except ImportError:  # the module itself is always there; its imports may not be
-        local = None  # type: ignore[assignment]
+        local = None
     if local is None or not local.local_extra_installed():
 
         async def _no_model() -> str:

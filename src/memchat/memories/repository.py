@@ -30,9 +30,7 @@ async def list_memories(
 
 
 async def count_active(session: AsyncSession, agent_id: str) -> int:
-    result = await session.execute(
-        select(func.count()).where(Memory.agent_id == agent_id, Memory.status == ACTIVE)
-    )
+    result = await session.execute(select(func.count()).where(Memory.agent_id == agent_id, Memory.status == ACTIVE))
     return int(result.scalar_one())
 
 
@@ -81,8 +79,10 @@ async def insert_if_new(
     }
     dialect = session.get_bind().dialect.name
     insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
-    statement = insert(Memory).values(**values).on_conflict_do_nothing(
-        index_elements=["agent_id", "content_hash"], index_where=Memory.status == ACTIVE
+    statement = (
+        insert(Memory)
+        .values(**values)
+        .on_conflict_do_nothing(index_elements=["agent_id", "content_hash"], index_where=Memory.status == ACTIVE)
     )
     result = await session.execute(statement)
     return memory_id if (result.rowcount or 0) > 0 else None  # type: ignore[attr-defined]

@@ -54,5 +54,7 @@ def extract_candidate_memories(user_text: str | None) -> list[MemoryCandidate]:
     if text is None or not _SHOULD_REMEMBER.search(text):
         return []
     return [
-        MemoryCandidate(type=classify_memory_type(text), content=text[:MAX_MEMORY_CHARS], importance=rule_importance(text))
+        MemoryCandidate(
+            type=classify_memory_type(text), content=text[:MAX_MEMORY_CHARS], importance=rule_importance(text)
+        )
     ][:MAX_CANDIDATES_PER_TURN]
