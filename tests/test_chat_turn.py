@@ -2,10 +2,11 @@
 
 from typing import Any
 
-import httpx
 from sqlalchemy import select
 
-from memchat.models import Conversation, Memory, Message
+from memchat.memories.rules import MemoryCandidate
+from memchat.memories.service import save_candidates
+from memchat.models import Agent, Conversation, Memory, Message
 from tests.conftest import Running, auth, chat, chat_body, create_agent
 from tests.upstream import DEFAULT_REPLY, Reply, TestUpstream
 
@@ -237,15 +238,9 @@ async def test_extracted_memory_points_at_the_user_message(
 
 
 async def test_at_most_two_candidates_per_turn_are_saved(running: Running, user_token: str) -> None:
-    from memchat.memories.rules import MemoryCandidate
-    from memchat.memories.service import save_candidates
-
     agent = await create_agent(running.client, user_token)
     candidates = [MemoryCandidate("preference", f"我喜欢{i}", 3) for i in range(3)]
     async with running.db.write() as session:
-        user_id = (await session.execute(select(Conversation.user_id))).scalar()  # none yet: take from the agent
-        from memchat.models import Agent
-
         user_id = (await session.execute(select(Agent.user_id).where(Agent.id == agent["id"]))).scalar_one()
         created = await save_candidates(
             session,
@@ -327,7 +322,8 @@ async def test_agent_list_rises_as_soon_as_the_user_writes(
     listed = (await running.client.get("/api/agents", headers=auth(user_token))).json()["agents"]
     assert [a["name"] for a in listed] == ["早", "晚"]
     assert listed[0]["lastMessageAtMs"] is not None
-    assert listed[1]["id"] == newer["id"] and listed[1]["lastMessageAtMs"] is None
+    assert listed[1]["id"] == newer["id"]
+    assert listed[1]["lastMessageAtMs"] is None
 
 
 async def test_message_count_matches_stored_messages(
@@ -360,6 +356,3 @@ async def test_unreachable_upstream_is_a_502(running: Running, user_token: str, 
     assert response.status_code == 502
     assert response.json()["error"]["code"] == "upstream_unreachable"
     assert len(await messages_of(running, user_token, agent["id"])) == 1
-
-
-__all__ = ["httpx"]

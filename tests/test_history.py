@@ -1,0 +1,45 @@
+from typing import Any
+
+from tests.conftest import Running, auth, chat
+
+
+async def page(running: Running, token: str, agent_id: str, query: str = "") -> dict[str, Any]:
+    response = await running.client.get(f"/api/agents/{agent_id}/messages{query}", headers=auth(token))
+    assert response.status_code == 200, response.text
+    body: dict[str, Any] = response.json()
+    return body
+
+
+async def test_empty_history(running: Running, user_token: str, agent: dict[str, Any]) -> None:
+    assert await page(running, user_token, agent["id"]) == {"messages": [], "hasMore": False}
+
+
+async def test_pages_newest_first_each_oldest_first(running: Running, user_token: str, agent: dict[str, Any]) -> None:
+    for i in range(5):
+        await chat(running, user_token, agent["id"], f"第{i}句")
+    latest = await page(running, user_token, agent["id"], "?limit=4")
+    assert [m["parts"][0]["text"] for m in latest["messages"] if m["role"] == "user"] == ["第3句", "第4句"]
+    assert latest["hasMore"] is True
+    assert latest["messages"][0]["parts"] == [{"type": "text", "text": "第3句"}]
+    earlier = await page(running, user_token, agent["id"], f"?limit=4&before={latest['messages'][0]['id']}")
+    assert [m["parts"][0]["text"] for m in earlier["messages"] if m["role"] == "user"] == ["第1句", "第2句"]
+    assert earlier["hasMore"] is True
+    first = await page(running, user_token, agent["id"], f"?limit=4&before={earlier['messages'][0]['id']}")
+    assert [m["parts"][0]["text"] for m in first["messages"]][0] == "第0句"
+    assert len(first["messages"]) == 2
+    assert first["hasMore"] is False
+    everything = await page(running, user_token, agent["id"])
+    assert [m["id"] for m in everything["messages"]] == [
+        m["id"] for m in first["messages"] + earlier["messages"] + latest["messages"]
+    ]
+    times = [m["createdAtMs"] for m in everything["messages"]]
+    assert times == sorted(times)
+
+
+async def test_limit_bounds_and_unknown_before(running: Running, user_token: str, agent: dict[str, Any]) -> None:
+    for query in ("?limit=0", "?limit=201", "?limit=x"):
+        response = await running.client.get(f"/api/agents/{agent['id']}/messages{query}", headers=auth(user_token))
+        assert response.status_code == 422, query
+    response = await running.client.get(f"/api/agents/{agent['id']}/messages?before=nope", headers=auth(user_token))
+    assert response.status_code == 404
+    assert (await page(running, user_token, agent["id"], "?limit=200"))["messages"] == []
