@@ -34,18 +34,31 @@ export function apiErrorFrom(status: number, bodyText: string): ApiError {
   return new ApiError(status, parsed?.code ?? `http_${status}`, message);
 }
 
+export type ErrorDescription = { text: string; detail?: string };
+
 /**
- * A message a person can read, for any error the console meets. useChat's errors carry the
+ * What to tell a person about any error the console meets. useChat's errors carry the
  * response body as their message (the AI SDK's text transport cannot do better), so a JSON
- * error body is unpacked here.
+ * error body is unpacked here. Known codes read in the UI language; the server's own words
+ * come along as detail.
  */
-export function readableError(error: unknown): string {
-  if (error instanceof ApiError) return error.message;
-  if (error instanceof TypeError) return t.errors.network;
-  if (error instanceof Error) {
+export function describeError(error: unknown): ErrorDescription {
+  let code: string | undefined;
+  let message: string;
+  if (error instanceof ApiError) {
+    code = error.code;
+    message = error.message;
+  } else if (error instanceof TypeError) {
+    return { text: t.errors.network, detail: error.message };
+  } else if (error instanceof Error) {
     const responseBody = (error as { responseBody?: unknown }).responseBody;
     const source = typeof responseBody === "string" && responseBody ? responseBody : error.message;
-    return parseErrorBody(source)?.message ?? (source || t.errors.generic);
+    const parsed = parseErrorBody(source);
+    code = parsed?.code;
+    message = parsed?.message ?? (source || t.errors.generic);
+  } else {
+    return { text: t.errors.generic };
   }
-  return t.errors.generic;
+  const known = code !== undefined ? t.errors.codes[code] : undefined;
+  return known ? { text: known, detail: message } : { text: message };
 }

@@ -41,57 +41,6 @@ export interface paths {
         patch: operations["update_agent_api_agents__agent_id__patch"];
         trace?: never;
     };
-    "/api/auth/signup": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Signup */
-        post: operations["signup_api_auth_signup_post"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/auth/login": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Login */
-        post: operations["login_api_auth_login_post"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/me": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** Me */
-        get: operations["me_api_me_get"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/api/agents/{agent_id}/conversation": {
         parameters: {
             query?: never;
@@ -101,23 +50,6 @@ export interface paths {
         };
         /** Get Conversation */
         get: operations["get_conversation_api_agents__agent_id__conversation_get"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/agents/{agent_id}/messages": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** List Messages */
-        get: operations["list_messages_api_agents__agent_id__messages_get"];
         put?: never;
         post?: never;
         delete?: never;
@@ -144,6 +76,91 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/agents/{agent_id}/messages": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List Messages */
+        get: operations["list_messages_api_agents__agent_id__messages_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/login": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Login */
+        post: operations["login_api_auth_login_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/signup": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Signup */
+        post: operations["signup_api_auth_signup_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/chat": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Chat */
+        post: operations["chat_api_chat_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/me": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Me */
+        get: operations["me_api_me_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/memories/{memory_id}": {
         parameters: {
             query?: never;
@@ -162,21 +179,38 @@ export interface paths {
         patch: operations["update_memory_api_memories__memory_id__patch"];
         trace?: never;
     };
+    "/healthz": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Healthz */
+        get: operations["healthz_healthz_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
         /** AgentCreate */
         AgentCreate: {
-            /** Name */
-            name: string;
+            /** Defaultprompt */
+            defaultPrompt?: string | null;
             /**
              * Handle
              * @default
              */
             handle: string;
-            /** Defaultprompt */
-            defaultPrompt?: string | null;
+            /** Name */
+            name: string;
             profile?: components["schemas"]["AgentProfile"];
         };
         /** AgentList */
@@ -186,34 +220,34 @@ export interface components {
         };
         /** AgentOut */
         AgentOut: {
-            /** Id */
-            id: string;
-            /** Name */
-            name: string;
-            /** Handle */
-            handle: string;
+            /** Createdatms */
+            createdAtMs: number;
             /** Defaultprompt */
             defaultPrompt: string | null;
-            profile: components["schemas"]["AgentProfile"];
+            /** Handle */
+            handle: string;
+            /** Id */
+            id: string;
+            /** Lastmessageatms */
+            lastMessageAtMs: number | null;
             /** Latestmessage */
             latestMessage: string | null;
             /** Latestmessageatms */
             latestMessageAtMs: number | null;
-            /** Lastmessageatms */
-            lastMessageAtMs: number | null;
-            /** Createdatms */
-            createdAtMs: number;
+            /** Name */
+            name: string;
+            profile: components["schemas"]["AgentProfile"];
             /** Updatedatms */
             updatedAtMs: number;
         };
         /** AgentPatch */
         AgentPatch: {
-            /** Name */
-            name?: string | null;
-            /** Handle */
-            handle?: string | null;
             /** Defaultprompt */
             defaultPrompt?: string | null;
+            /** Handle */
+            handle?: string | null;
+            /** Name */
+            name?: string | null;
             profile?: components["schemas"]["AgentProfilePatch"] | null;
         };
         /**
@@ -222,71 +256,71 @@ export interface components {
          */
         AgentProfile: {
             /**
-             * Status
+             * Chemistry
              * @default
              */
-            status: string;
-            /**
-             * Lastactive
-             * @default
-             */
-            lastActive: string;
-            /**
-             * Relationship
-             * @default
-             */
-            relationship: string;
-            /**
-             * Headline
-             * @default
-             */
-            headline: string;
-            /**
-             * Topic
-             * @default
-             */
-            topic: string;
+            chemistry: string;
             /**
              * Chemistrylabel
              * @default
              */
             chemistryLabel: string;
             /**
-             * Chemistry
+             * Headline
              * @default
              */
-            chemistry: string;
+            headline: string;
+            /**
+             * Lastactive
+             * @default
+             */
+            lastActive: string;
+            /**
+             * Profilenote
+             * @default
+             */
+            profileNote: string;
+            /**
+             * Relationship
+             * @default
+             */
+            relationship: string;
             /**
              * Rhythm
              * @default
              */
             rhythm: string;
             /**
-             * Profilenote
+             * Status
              * @default
              */
-            profileNote: string;
+            status: string;
+            /**
+             * Topic
+             * @default
+             */
+            topic: string;
         };
         /** AgentProfilePatch */
         AgentProfilePatch: {
-            /** Status */
-            status?: string | null;
-            /** Lastactive */
-            lastActive?: string | null;
-            /** Relationship */
-            relationship?: string | null;
-            /** Headline */
-            headline?: string | null;
-            /** Topic */
-            topic?: string | null;
-            /** Chemistrylabel */
-            chemistryLabel?: string | null;
             /** Chemistry */
             chemistry?: string | null;
-            /** Rhythm */
-            rhythm?: string | null;
+            /** Chemistrylabel */
+            chemistryLabel?: string | null;
+            /** Headline */
+            headline?: string | null;
+            /** Lastactive */
+            lastActive?: string | null;
             /** Profilenote */
             profileNote?: string | null;
+            /** Relationship */
+            relationship?: string | null;
+            /** Rhythm */
+            rhythm?: string | null;
+            /** Status */
+            status?: string | null;
+            /** Topic */
+            topic?: string | null;
         };
         /** AuthResponse */
         AuthResponse: {
@@ -294,20 +328,82 @@ export interface components {
             token: string;
             user: components["schemas"]["UserOut"];
         };
+        /** ChatRequest */
+        ChatRequest: {
+            /** Agentid */
+            agentId?: string | null;
+            conversation?: components["schemas"]["ConversationOverride"] | null;
+            /** Conversationid */
+            conversationId?: string | null;
+            /**
+             * Id
+             * @description the useChat chat id
+             */
+            id?: string | null;
+            /** Messageid */
+            messageId?: string | null;
+            /** Messages */
+            messages?: components["schemas"]["UIMessage"][];
+            /**
+             * Trigger
+             * @default submit-message
+             * @enum {string}
+             */
+            trigger: "submit-message" | "regenerate-message";
+        };
         /** ConversationOut */
         ConversationOut: {
-            /** Id */
-            id: string;
             /** Agentid */
             agentId: string;
-            /** Summary */
-            summary: string | null;
-            /** Messagecount */
-            messageCount: number;
-            /** Lastmessageatms */
-            lastMessageAtMs: number | null;
             /** Createdatms */
             createdAtMs: number;
+            /** Id */
+            id: string;
+            /** Lastmessageatms */
+            lastMessageAtMs: number | null;
+            /** Messagecount */
+            messageCount: number;
+            /** Summary */
+            summary: string | null;
+        };
+        /**
+         * ConversationOverride
+         * @description The seed's frontend sends the chat partner's profile; named fields override the stored ones.
+         */
+        ConversationOverride: {
+            /** Chemistry */
+            chemistry?: string | null;
+            /** Chemistrylabel */
+            chemistryLabel?: string | null;
+            /** Handle */
+            handle?: string | null;
+            /** Headline */
+            headline?: string | null;
+            /** Lastactive */
+            lastActive?: string | null;
+            /** Name */
+            name?: string | null;
+            /** Profilenote */
+            profileNote?: string | null;
+            /** Relationship */
+            relationship?: string | null;
+            /** Rhythm */
+            rhythm?: string | null;
+            /** Status */
+            status?: string | null;
+            /** Topic */
+            topic?: string | null;
+        };
+        /** ErrorBody */
+        ErrorBody: {
+            error: components["schemas"]["ErrorDetail"];
+        };
+        /** ErrorDetail */
+        ErrorDetail: {
+            /** Code */
+            code: string;
+            /** Message */
+            message: string;
         };
         /** HTTPValidationError */
         HTTPValidationError: {
@@ -323,11 +419,6 @@ export interface components {
         };
         /** MemoryCreate */
         MemoryCreate: {
-            /**
-             * Type
-             * @enum {string}
-             */
-            type: "boundary" | "preference" | "relationship_goal" | "conversation_style";
             /** Content */
             content: string;
             /**
@@ -335,6 +426,11 @@ export interface components {
              * @default 3
              */
             importance: number;
+            /**
+             * Type
+             * @enum {string}
+             */
+            type: "boundary" | "preference" | "relationship_goal" | "conversation_style";
         };
         /** MemoryList */
         MemoryList: {
@@ -343,17 +439,14 @@ export interface components {
         };
         /** MemoryOut */
         MemoryOut: {
-            /** Id */
-            id: string;
             /** Agentid */
             agentId: string;
-            /**
-             * Type
-             * @enum {string}
-             */
-            type: "boundary" | "preference" | "relationship_goal" | "conversation_style";
             /** Content */
             content: string;
+            /** Createdatms */
+            createdAtMs: number;
+            /** Id */
+            id: string;
             /** Importance */
             importance: number;
             /** Sourcemessageid */
@@ -363,91 +456,125 @@ export interface components {
              * @enum {string}
              */
             status: "active" | "archived";
-            /** Createdatms */
-            createdAtMs: number;
+            /**
+             * Type
+             * @enum {string}
+             */
+            type: "boundary" | "preference" | "relationship_goal" | "conversation_style";
             /** Updatedatms */
             updatedAtMs: number;
         };
         /** MemoryPatch */
         MemoryPatch: {
-            /** Type */
-            type?: ("boundary" | "preference" | "relationship_goal" | "conversation_style") | null;
             /** Content */
             content?: string | null;
             /** Importance */
             importance?: number | null;
             /** Status */
             status?: ("active" | "archived") | null;
+            /** Type */
+            type?: ("boundary" | "preference" | "relationship_goal" | "conversation_style") | null;
         };
         /**
          * MessageOut
          * @description A stored message in the UIMessage shape that useChat({messages}) takes.
          */
         MessageOut: {
+            /** Createdatms */
+            createdAtMs: number;
             /** Id */
             id: string;
+            /** Parts */
+            parts: components["schemas"]["TextPart"][];
             /**
              * Role
              * @enum {string}
              */
             role: "user" | "assistant";
-            /** Parts */
-            parts: components["schemas"]["TextPart"][];
             /** Status */
             status: string;
-            /** Createdatms */
-            createdAtMs: number;
         };
         /** MessagePage */
         MessagePage: {
-            /** Messages */
-            messages: components["schemas"]["MessageOut"][];
             /** Hasmore */
             hasMore: boolean;
+            /** Messages */
+            messages: components["schemas"]["MessageOut"][];
         };
         /** SignupRequest */
         SignupRequest: {
+            /** Displayname */
+            displayName?: string | null;
             /** Email */
             email: string;
             /** Password */
             password: string;
-            /** Displayname */
-            displayName?: string | null;
         };
         /** TextPart */
         TextPart: {
+            /** Text */
+            text: string;
             /**
              * Type
              * @default text
              * @constant
              */
             type: "text";
+        };
+        /** UIMessage */
+        UIMessage: {
+            /**
+             * Content
+             * @description older clients send plain content instead of parts
+             */
+            content?: string | null;
+            /** Id */
+            id?: string | null;
+            /** Parts */
+            parts?: components["schemas"]["UIPart"][];
+            /**
+             * Role
+             * @enum {string}
+             */
+            role: "system" | "user" | "assistant";
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * UIPart
+         * @description A UIMessage part. Only text parts are read; step-start, reasoning, files... are accepted and ignored.
+         */
+        UIPart: {
             /** Text */
-            text: string;
+            text?: string | null;
+            /** Type */
+            type: string;
+        } & {
+            [key: string]: unknown;
         };
         /** UserOut */
         UserOut: {
-            /** Id */
-            id: string;
-            /** Email */
-            email: string;
-            /** Displayname */
-            displayName: string | null;
             /** Createdatms */
             createdAtMs: number;
+            /** Displayname */
+            displayName: string | null;
+            /** Email */
+            email: string;
+            /** Id */
+            id: string;
         };
         /** ValidationError */
         ValidationError: {
+            /** Context */
+            ctx?: Record<string, never>;
+            /** Input */
+            input?: unknown;
             /** Location */
             loc: (string | number)[];
             /** Message */
             msg: string;
             /** Error Type */
             type: string;
-            /** Input */
-            input?: unknown;
-            /** Context */
-            ctx?: Record<string, never>;
         };
     };
     responses: never;
@@ -606,92 +733,6 @@ export interface operations {
             };
         };
     };
-    signup_api_auth_signup_post: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["SignupRequest"];
-            };
-        };
-        responses: {
-            /** @description Successful Response */
-            201: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuthResponse"];
-                };
-            };
-            /** @description Validation Error */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
-                };
-            };
-        };
-    };
-    login_api_auth_login_post: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["LoginRequest"];
-            };
-        };
-        responses: {
-            /** @description Successful Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuthResponse"];
-                };
-            };
-            /** @description Validation Error */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
-                };
-            };
-        };
-    };
-    me_api_me_get: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Successful Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UserOut"];
-                };
-            };
-        };
-    };
     get_conversation_api_agents__agent_id__conversation_get: {
         parameters: {
             query?: never;
@@ -710,42 +751,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ConversationOut"];
-                };
-            };
-            /** @description Validation Error */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
-                };
-            };
-        };
-    };
-    list_messages_api_agents__agent_id__messages_get: {
-        parameters: {
-            query?: {
-                limit?: number;
-                /** @description a message id: the page before it */
-                before?: string | null;
-                includeSuperseded?: boolean;
-            };
-            header?: never;
-            path: {
-                agent_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Successful Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["MessagePage"];
                 };
             };
             /** @description Validation Error */
@@ -827,6 +832,190 @@ export interface operations {
             };
         };
     };
+    list_messages_api_agents__agent_id__messages_get: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description a message id: the page before it */
+                before?: string | null;
+                includeSuperseded?: boolean;
+            };
+            header?: never;
+            path: {
+                agent_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MessagePage"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    login_api_auth_login_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LoginRequest"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthResponse"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    signup_api_auth_signup_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SignupRequest"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthResponse"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    chat_api_chat_post: {
+        parameters: {
+            query?: never;
+            header?: {
+                "idempotency-key"?: string | null;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ChatRequest"];
+            };
+        };
+        responses: {
+            /** @description the reply, streamed as plain text */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description the upstream LLM failed before any text */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description the upstream is rate limited or the local model is not ready */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description the upstream timed out */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    me_api_me_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserOut"];
+                };
+            };
+        };
+    };
     delete_memory_api_memories__memory_id__delete: {
         parameters: {
             query?: never;
@@ -887,6 +1076,26 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    healthz_healthz_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
                 };
             };
         };

@@ -9,9 +9,10 @@ import { t } from "../i18n";
 import { useResource } from "../useResource";
 
 const PANEL_MEMORIES = 8;
+const MEMORY_SETTLE_MS = 1500;
 
-/** Summary, counts and the newest memories; `version` moves after every chat turn. */
-export function ChatSidePanel({ agent, version }: { agent: Agent; version: number }) {
+/** Summary, counts and the top memories; `version` moves after every chat turn. */
+export function ChatSidePanel({ agent, version, streaming }: { agent: Agent; version: number; streaming: boolean }) {
   const conversation = useResource(`conversation:${agent.id}`, () => getConversation(agent.id));
   const memories = useResource(`memories:${agent.id}:active`, () => listMemories(agent.id, "active"));
   const reloadConversation = conversation.reload;
@@ -21,7 +22,16 @@ export function ChatSidePanel({ agent, version }: { agent: Agent; version: numbe
     if (version === 0) return;
     void reloadConversation();
     void reloadMemories();
+    // Memory extraction runs on the server after the reply is stored, in the background:
+    // look once more when it has surely finished.
+    const settle = setTimeout(() => void reloadMemories(), MEMORY_SETTLE_MS);
+    return () => clearTimeout(settle);
   }, [version, reloadConversation, reloadMemories]);
+
+  // Once the reply streams, the user's message is stored and counted.
+  useEffect(() => {
+    if (streaming) void reloadConversation();
+  }, [streaming, reloadConversation]);
 
   const c = conversation.data;
   const profile = agent.profile;

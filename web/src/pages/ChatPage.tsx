@@ -5,6 +5,7 @@ import { Link, useParams, useSearchParams } from "react-router-dom";
 import { getAgent, listMessages, type MessagePage } from "../api/agents";
 import { chatFetch } from "../api/client";
 import { authHeaders } from "../api/session";
+import type { components } from "../api/schema";
 import type { Agent, ChatMessage } from "../api/types";
 import { ChatSidePanel } from "../chat/ChatSidePanel";
 import { mergeLatestPage, messageText, oldestStoredId, PAGE_SIZE, prependPage, toChatMessage } from "../chat/history";
@@ -12,9 +13,17 @@ import { ErrorBanner } from "../components/ErrorBanner";
 import { announceTurnFinished } from "../events";
 import { formatTime } from "../format";
 import { t } from "../i18n";
+import { useOnVisible } from "../useOnVisible";
 import { useResource } from "../useResource";
 
 const SEARCH_PAGE_SIZE = 200;
+// The text stream can end a moment before the server has stored the reply: look again
+// a few times before settling for a page without it.
+const REPLY_RETRY_MS = [100, 250, 500, 1000, 2000];
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+type ChatBody = Pick<components["schemas"]["ChatRequest"], "agentId">;
 
 export function ChatPage() {
   const { agentId = "" } = useParams();
@@ -52,25 +61,25 @@ function ChatView({ agent, firstPage }: { agent: Agent; firstPage: MessagePage }
       new TextStreamChatTransport<ChatMessage>({
         api: "/api/chat",
         headers: () => authHeaders(),
-        body: { agentId },
+        body: { agentId } satisfies ChatBody,
         fetch: chatFetch,
       }),
     [agentId],
   );
 
   const initialMessages = useMemo(() => firstPage.messages.map(toChatMessage), [firstPage]);
-  const syncRef = useRef<() => Promise<void>>(async () => {});
+  const syncRef = useRef<(expectReply: boolean) => Promise<void>>(async () => {});
 
   const { messages, sendMessage, regenerate, stop, status, error, setMessages } = useChat<ChatMessage>({
     id: `agent:${agentId}`,
     messages: initialMessages,
     transport,
-    onFinish: ({ isAbort }) => {
-      // After a stop the server is still saving the reply: the next sync (next turn, focus,
-      // reload) picks it up. Otherwise take the stored turn, with its ids, right away.
-      if (!isAbort) void syncRef.current();
-      setPanelVersion((v) => v + 1);
-      announceTurnFinished(agentId);
+    onFinish: ({ isAbort, isError }) => {
+      // After a stop the server goes on and saves the whole reply: the next sync (next turn,
+      // coming back to the tab, reload) shows it. Otherwise take the stored turn, with the
+      // server's ids, right away: after a failure that is the user's message alone.
+      if (isAbort) setPanelVersion((v) => v + 1);
+      else void syncRef.current(!isError);
     },
   });
 
@@ -82,9 +91,15 @@ function ChatView({ agent, firstPage }: { agent: Agent; firstPage: MessagePage }
     messagesRef.current = messages;
   }, [busy, messages]);
 
-  const sync = useCallback(async () => {
+  const sync = useCallback(async (expectReply: boolean) => {
     try {
-      const page = await listMessages(agentId, { limit: PAGE_SIZE });
+      let page = await listMessages(agentId, { limit: PAGE_SIZE });
+      for (const wait of REPLY_RETRY_MS) {
+        if (!expectReply || page.messages.at(-1)?.role === "assistant") break;
+        await pause(wait);
+        if (busyRef.current) return;
+        page = await listMessages(agentId, { limit: PAGE_SIZE });
+      }
       if (busyRef.current) return; // a new turn started meanwhile; its own finish syncs again
       const merged = mergeLatestPage(messagesRef.current, page.messages.map(toChatMessage));
       setMessages(merged.messages);
@@ -94,22 +109,17 @@ function ChatView({ agent, firstPage }: { agent: Agent; firstPage: MessagePage }
     } catch (err) {
       setHistoryError(err);
     }
+    setPanelVersion((v) => v + 1);
+    announceTurnFinished(agentId);
   }, [agentId, setMessages]);
   useEffect(() => {
     syncRef.current = sync;
   }, [sync]);
 
   // Another tab may have written meanwhile: coming back to this one shows the server's view.
-  useEffect(() => {
-    const onVisible = () => {
-      if (document.visibilityState === "visible" && !busyRef.current) {
-        void sync();
-        setPanelVersion((v) => v + 1);
-      }
-    };
-    document.addEventListener("visibilitychange", onVisible);
-    return () => document.removeEventListener("visibilitychange", onVisible);
-  }, [sync]);
+  useOnVisible(() => {
+    if (!busyRef.current) void sync(false);
+  });
 
   // Scrolling: stay at the bottom while the reply streams in, unless the user scrolled up;
   // keep the view still when an earlier page is put in front.
@@ -196,7 +206,9 @@ function ChatView({ agent, firstPage }: { agent: Agent; firstPage: MessagePage }
   };
 
   const last = messages.at(-1);
-  const canRegenerate = !busy && last?.role === "assistant";
+  // Regenerate replaces the last reply; after a failed turn the same call answers the
+  // stored user message again.
+  const canRegenerate = !busy && last !== undefined;
 
   return (
     <div className="chat-layout">
@@ -261,7 +273,7 @@ function ChatView({ agent, firstPage }: { agent: Agent; firstPage: MessagePage }
           <div className="composer-actions">
             {canRegenerate ? (
               <button type="button" onClick={() => void regenerate()} data-testid="regenerate">
-                {t.chat.regenerate}
+                {last?.role === "assistant" ? t.chat.regenerate : t.common.retry}
               </button>
             ) : null}
             {busy ? (
@@ -276,7 +288,7 @@ function ChatView({ agent, firstPage }: { agent: Agent; firstPage: MessagePage }
           </div>
         </form>
       </section>
-      <ChatSidePanel agent={agent} version={panelVersion} />
+      <ChatSidePanel agent={agent} version={panelVersion} streaming={status === "streaming"} />
     </div>
   );
 }

@@ -5,9 +5,11 @@ import { MEMORY_TYPES, type Memory, type MemoryStatus, type MemoryType } from ".
 import { ConfirmButton } from "../components/ConfirmButton";
 import { ErrorBanner } from "../components/ErrorBanner";
 import { ImportanceStars } from "../components/ImportanceStars";
+import { MemoryTypeSelect } from "../components/MemoryTypeSelect";
 import { onTurnFinished } from "../events";
 import { formatTime } from "../format";
 import { t } from "../i18n";
+import { useOnVisible } from "../useOnVisible";
 import { useResource } from "../useResource";
 
 type TypeFilter = MemoryType | "all";
@@ -21,20 +23,15 @@ export function MemoryPage() {
   const memories = useResource(`memories:${agentId}:${status}`, () => listMemories(agentId, status));
   const { reload, setData } = memories;
 
-  // New memories come from chat turns (this tab's or, on focus, another's).
-  useEffect(() => {
-    const onVisible = () => {
-      if (document.visibilityState === "visible") void reload();
-    };
-    document.addEventListener("visibilitychange", onVisible);
-    const off = onTurnFinished((id) => {
-      if (id === agentId) void reload();
-    });
-    return () => {
-      document.removeEventListener("visibilitychange", onVisible);
-      off();
-    };
-  }, [agentId, reload]);
+  // New memories come from chat turns (this tab's or, on coming back, another's).
+  useOnVisible(() => void reload());
+  useEffect(
+    () =>
+      onTurnFinished((id) => {
+        if (id === agentId) void reload();
+      }),
+    [agentId, reload],
+  );
 
   /** Runs a change; a failure is shown above the list. Resolves to whether it worked. */
   const act = async (action: () => Promise<void>): Promise<boolean> => {
@@ -188,13 +185,7 @@ function MemoryCard({
       </div>
       {editing ? (
         <form className="memory-edit" onSubmit={save}>
-          <select value={type} onChange={(e) => setType(e.target.value as MemoryType)} aria-label={t.memories.type}>
-            {MEMORY_TYPES.map((option) => (
-              <option key={option} value={option}>
-                {t.memoryTypes[option]}
-              </option>
-            ))}
-          </select>
+          <MemoryTypeSelect value={type} onChange={setType} />
           <textarea
             rows={3}
             value={content}
@@ -290,13 +281,7 @@ function AddMemoryForm({
       <div className="row">
         <label>
           {t.memories.type}
-          <select name="type" value={type} onChange={(e) => setType(e.target.value as MemoryType)}>
-            {MEMORY_TYPES.map((option) => (
-              <option key={option} value={option}>
-                {t.memoryTypes[option]}
-              </option>
-            ))}
-          </select>
+          <MemoryTypeSelect name="type" value={type} onChange={setType} />
         </label>
         <label>
           {t.memories.importance}

@@ -1,0 +1,160 @@
+"""Chat with one agent: streaming through useChat, history from the server, failures, stop and regenerate."""
+
+from typing import Any
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.e2e.conftest import Account, Screenshots, Server, Upstream
+from tests.e2e.support import chat_turn, create_agent, history, wait_for
+
+pytestmark = pytest.mark.e2e
+
+
+def _open_chat(page: Any, agent_id: str) -> None:
+    page.goto(f"/agents/{agent_id}/chat")
+    expect(page.get_by_test_id("composer")).to_be_visible()
+
+
+def _send(page: Any, text: str) -> None:
+    page.get_by_test_id("composer").fill(text)
+    page.get_by_test_id("send").click()
+
+
+def _messages(page: Any) -> Any:
+    return page.get_by_test_id("message")
+
+
+def test_the_reply_streams_in_and_the_turn_is_stored(
+    logged_in: Any, server: Server, account: Account, upstream: Upstream, screenshots: Screenshots
+) -> None:
+    page = logged_in
+    agent_id = create_agent(
+        server, account.token, "小雨", defaultPrompt="你是小雨，说话温柔。", profile={"relationship": "暧昧期"}
+    )
+    _open_chat(page, agent_id)
+    expect(page.get_by_text("还没有消息，打个招呼吧。")).to_be_visible()
+
+    upstream.script({"deltas": ["你好呀", "，我是小雨", "。今天过得怎么样？"], "holdAfter": 2})
+    _send(page, "你好，第一次聊天")
+    assistant = page.locator("[data-testid=message][data-role=assistant]")
+    # Two deltas are out, the third is held back by the upstream: the text is on screen mid-stream.
+    expect(assistant.last.get_by_test_id("message-text")).to_have_text("你好呀，我是小雨")
+    expect(page.get_by_test_id("stop")).to_be_visible()
+    screenshots.take(page, "chat-streaming")
+    upstream.release()
+    expect(assistant.last.get_by_test_id("message-text")).to_have_text("你好呀，我是小雨。今天过得怎么样？")
+    expect(page.get_by_test_id("send")).to_be_visible()
+
+    # The side panel follows the turn: two messages and a rolling summary.
+    expect(page.get_by_test_id("message-count")).to_have_text("2")
+    expect(page.get_by_test_id("summary")).to_contain_text("用户：你好，第一次聊天")
+    expect(page.get_by_test_id("summary")).to_contain_text("Agent：你好呀，我是小雨。今天过得怎么样？")
+    screenshots.take(page, "chat")
+
+    prompt = upstream.requests()[-1]["messages"]
+    assert prompt[0]["role"] == "system"
+    assert prompt[0]["content"].startswith("你是小雨，说话温柔。")
+    assert prompt[-1] == {"role": "user", "content": "你好，第一次聊天"}
+
+    stored = history(server, account.token, agent_id)
+    assert [(m["role"], m["parts"][0]["text"], m["status"]) for m in stored] == [
+        ("user", "你好，第一次聊天", "completed"),
+        ("assistant", "你好呀，我是小雨。今天过得怎么样？", "completed"),
+    ]
+    # After the turn the console shows the server's messages, with the server's ids.
+    expect(_messages(page).first).to_have_attribute("data-message-id", stored[0]["id"])
+    expect(_messages(page).last).to_have_attribute("data-message-id", stored[1]["id"])
+
+
+def test_refresh_restores_the_history_from_the_server(
+    logged_in: Any, server: Server, account: Account, upstream: Upstream
+) -> None:
+    page = logged_in
+    agent_id = create_agent(server, account.token, "小雨")
+    _open_chat(page, agent_id)
+    upstream.script({"text": "记得，你说过喜欢爬山。"})
+    _send(page, "还记得我说过什么吗")
+    expect(_messages(page).last).to_contain_text("记得，你说过喜欢爬山。")
+
+    # A turn made elsewhere (another tab, a script) shows up too: the server is the truth.
+    upstream.script({"text": "另一个窗口里的回复"})
+    chat_turn(server, account.token, agent_id, "我在另一个窗口")
+    page.reload()
+    expect(_messages(page)).to_have_count(4)
+    texts = _messages(page).get_by_test_id("message-text").all_inner_texts()
+    assert texts == ["还记得我说过什么吗", "记得，你说过喜欢爬山。", "我在另一个窗口", "另一个窗口里的回复"]
+
+
+def test_load_earlier_pages_back(logged_in: Any, server: Server, account: Account) -> None:
+    page = logged_in
+    agent_id = create_agent(server, account.token, "小雨")
+    for n in range(1, 27):  # 52 messages: one more page than the first 50
+        chat_turn(server, account.token, agent_id, f"第 {n} 条消息")
+    _open_chat(page, agent_id)
+    expect(_messages(page)).to_have_count(50)
+    expect(_messages(page).first.get_by_test_id("message-text")).to_have_text("第 2 条消息")
+
+    page.get_by_test_id("load-earlier").click()
+    expect(_messages(page)).to_have_count(52)
+    expect(_messages(page).first.get_by_test_id("message-text")).to_have_text("第 1 条消息")
+    expect(page.get_by_text("没有更早的消息了")).to_be_visible()
+    expect(page.get_by_test_id("load-earlier")).to_have_count(0)
+
+
+def test_upstream_failure_shows_the_error_and_keeps_the_message(
+    logged_in: Any, server: Server, account: Account, upstream: Upstream, screenshots: Screenshots
+) -> None:
+    page = logged_in
+    agent_id = create_agent(server, account.token, "小雨")
+    _open_chat(page, agent_id)
+    upstream.script({"status": 500})
+    _send(page, "这条消息发出去了吗")
+
+    banner = page.get_by_test_id("error-banner")
+    expect(banner).to_contain_text("发送失败")
+    expect(banner).to_contain_text("模型服务出错，回复没有生成。你的消息已保存。")
+    expect(_messages(page)).to_have_count(1)
+    expect(_messages(page).first).to_contain_text("这条消息发出去了吗")
+    screenshots.take(page, "chat-error")
+
+    page.reload()
+    expect(_messages(page)).to_have_count(1)
+    expect(_messages(page).first).to_contain_text("这条消息发出去了吗")
+
+    # Retrying answers the stored message; it is not written twice.
+    upstream.script({"text": "收到啦，刚才网络不好。"})
+    page.get_by_test_id("regenerate").click()
+    expect(_messages(page).last).to_contain_text("收到啦，刚才网络不好。")
+    assert [m["role"] for m in history(server, account.token, agent_id)] == ["user", "assistant"]
+
+
+def test_stop_then_regenerate_the_last_reply(
+    logged_in: Any, server: Server, account: Account, upstream: Upstream
+) -> None:
+    page = logged_in
+    agent_id = create_agent(server, account.token, "小雨")
+    _open_chat(page, agent_id)
+    upstream.script({"deltas": ["第一段", "第二段", "第三段"], "holdAfter": 1})
+    _send(page, "讲个长一点的故事")
+    expect(_messages(page).last).to_contain_text("第一段")
+    page.get_by_test_id("stop").click()
+    expect(page.get_by_test_id("send")).to_be_visible()
+    expect(_messages(page).last.get_by_test_id("message-text")).to_have_text("第一段")
+
+    # The server finishes the reply although the browser stopped listening.
+    upstream.release()
+    wait_for(
+        lambda: [m["role"] for m in history(server, account.token, agent_id)] == ["user", "assistant"],
+        "the stopped reply to be stored",
+    )
+    page.reload()
+    expect(_messages(page).last.get_by_test_id("message-text")).to_have_text("第一段第二段第三段")
+
+    upstream.script({"text": "换个说法：从前有座山。"})
+    page.get_by_test_id("regenerate").click()
+    expect(_messages(page).last.get_by_test_id("message-text")).to_have_text("换个说法：从前有座山。")
+    expect(page.get_by_test_id("send")).to_be_visible()
+    page.reload()
+    expect(_messages(page)).to_have_count(2)
+    expect(_messages(page).last.get_by_test_id("message-text")).to_have_text("换个说法：从前有座山。")
