@@ -4,12 +4,12 @@ import re
 from typing import Any
 
 import pytest
-from playwright.sync_api import expect
 
 from tests.e2e.conftest import Account, Screenshots, Server
 from tests.e2e.support import chat_turn, create_agent
 
 pytestmark = pytest.mark.e2e
+expect = pytest.importorskip("playwright.sync_api").expect
 
 PROFILE = {
     "status": "在线",
@@ -24,7 +24,9 @@ PROFILE = {
 }
 
 
-def test_create_an_agent_with_its_profile(logged_in: Any, server: Server, account: Account, screenshots: Screenshots) -> None:
+def test_create_an_agent_with_its_profile(
+    logged_in: Any, server: Server, account: Account, screenshots: Screenshots
+) -> None:
     page = logged_in
     page.goto("/")
     page.get_by_test_id("create-agent").click()

@@ -5,11 +5,11 @@ import uuid
 from typing import Any
 
 import pytest
-from playwright.sync_api import expect
 
 from tests.e2e.conftest import PASSWORD, Account, Screenshots
 
 pytestmark = pytest.mark.e2e
+expect = pytest.importorskip("playwright.sync_api").expect
 
 
 def test_sign_up_lands_on_the_empty_agent_list(page: Any, screenshots: Screenshots) -> None:

@@ -3,12 +3,12 @@
 from typing import Any
 
 import pytest
-from playwright.sync_api import expect
 
 from tests.e2e.conftest import Account, Screenshots, Server, Upstream
 from tests.e2e.support import chat_turn, create_agent, history, wait_for
 
 pytestmark = pytest.mark.e2e
+expect = pytest.importorskip("playwright.sync_api").expect
 
 
 def _open_chat(page: Any, agent_id: str) -> None:
@@ -158,3 +158,19 @@ def test_stop_then_regenerate_the_last_reply(
     page.reload()
     expect(_messages(page)).to_have_count(2)
     expect(_messages(page).last.get_by_test_id("message-text")).to_have_text("换个说法：从前有座山。")
+
+
+def test_a_reply_cut_off_upstream_is_kept_and_marked(
+    logged_in: Any, server: Server, account: Account, upstream: Upstream
+) -> None:
+    page = logged_in
+    agent_id = create_agent(server, account.token, "小雨")
+    _open_chat(page, agent_id)
+    upstream.script({"deltas": ["说到一半", "就断了", "（不会出现）"], "cutAfter": 2})
+    _send(page, "你那边信号好吗")
+    last = _messages(page).last
+    expect(last).to_have_attribute("data-status", "incomplete")
+    expect(last.get_by_test_id("message-text")).to_have_text("说到一半就断了")
+    expect(last).to_contain_text("回复中断")
+    page.reload()
+    expect(_messages(page).last).to_have_attribute("data-status", "incomplete")

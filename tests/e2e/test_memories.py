@@ -4,12 +4,12 @@ import re
 from typing import Any
 
 import pytest
-from playwright.sync_api import expect
 
 from tests.e2e.conftest import Account, Screenshots, Server, Upstream
 from tests.e2e.support import chat_turn, create_agent, history
 
 pytestmark = pytest.mark.e2e
+expect = pytest.importorskip("playwright.sync_api").expect
 
 PREFERENCE = "我喜欢在晚上聊天，回复短一点就好"
 
@@ -52,9 +52,7 @@ def test_a_preference_said_in_chat_becomes_a_memory(
     expect(page.locator(f"#message-{user_message['id']}")).to_have_class(re.compile(r"\bfocused\b"))
 
 
-def test_a_source_message_on_an_earlier_page_is_paged_in(
-    logged_in: Any, server: Server, account: Account
-) -> None:
+def test_a_source_message_on_an_earlier_page_is_paged_in(logged_in: Any, server: Server, account: Account) -> None:
     page = logged_in
     agent_id = create_agent(server, account.token, "小雨")
     chat_turn(server, account.token, agent_id, "记住，我不喜欢被催")

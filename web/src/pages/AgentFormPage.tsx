@@ -116,7 +116,7 @@ function AgentForm({ agent }: { agent: Agent | null }) {
         </fieldset>
         <ErrorBanner error={error} />
         <div className="form-actions">
-          <button type="button" onClick={() => navigate(-1)}>
+          <button type="button" onClick={() => navigate("/")}>
             {t.common.cancel}
           </button>
           <button type="submit" className="primary" disabled={busy}>
