@@ -36,7 +36,16 @@ def test_the_reply_streams_in_and_the_turn_is_stored(
     expect(page.get_by_text("还没有消息，打个招呼吧。")).to_be_visible()
 
     upstream.script({"deltas": ["你好呀", "，我是小雨", "。今天过得怎么样？"], "holdAfter": 2})
-    _send(page, "你好，第一次聊天")
+    with page.expect_request("**/api/chat") as sent:
+        _send(page, "你好，第一次聊天")
+    # What useChat's TextStreamChatTransport sent: its fields, our agentId, the bearer token.
+    body = sent.value.post_data_json
+    assert body["agentId"] == agent_id
+    assert body["trigger"] == "submit-message"
+    assert [(m["role"], m["parts"]) for m in body["messages"]] == [
+        ("user", [{"type": "text", "text": "你好，第一次聊天"}])
+    ]
+    assert sent.value.headers["authorization"] == f"Bearer {account.token}"
     assistant = page.locator("[data-testid=message][data-role=assistant]")
     # Two deltas are out, the third is held back by the upstream: the text is on screen mid-stream.
     expect(assistant.last.get_by_test_id("message-text")).to_have_text("你好呀，我是小雨")
@@ -152,7 +161,9 @@ def test_stop_then_regenerate_the_last_reply(
     expect(_messages(page).last.get_by_test_id("message-text")).to_have_text("第一段第二段第三段")
 
     upstream.script({"text": "换个说法：从前有座山。"})
-    page.get_by_test_id("regenerate").click()
+    with page.expect_request("**/api/chat") as sent:
+        page.get_by_test_id("regenerate").click()
+    assert sent.value.post_data_json["trigger"] == "regenerate-message"
     expect(_messages(page).last.get_by_test_id("message-text")).to_have_text("换个说法：从前有座山。")
     expect(page.get_by_test_id("send")).to_be_visible()
     page.reload()

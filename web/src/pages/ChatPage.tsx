@@ -63,6 +63,11 @@ function ChatView({ agent, firstPage }: { agent: Agent; firstPage: MessagePage }
         headers: () => authHeaders(),
         body: { agentId } satisfies ChatBody,
         fetch: chatFetch,
+        // The server reads the history from its own store; only the newest message matters.
+        // Sending just that keeps a long, paged-back chat within the request limits.
+        prepareSendMessagesRequest: ({ id, messages, body, trigger, messageId }) => ({
+          body: { ...body, id, messages: messages.slice(-1), trigger, messageId },
+        }),
       }),
     [agentId],
   );
