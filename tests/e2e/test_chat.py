@@ -185,3 +185,24 @@ def test_a_reply_cut_off_upstream_is_kept_and_marked(
     expect(last).to_contain_text("回复中断")
     page.reload()
     expect(_messages(page).last).to_have_attribute("data-status", "incomplete")
+
+
+def test_coming_back_to_a_tab_shows_what_another_tab_wrote(
+    logged_in: Any, server: Server, account: Account, upstream: Upstream
+) -> None:
+    first = logged_in
+    agent_id = create_agent(server, account.token, "小雨")
+    _open_chat(first, agent_id)
+    second = first.context.new_page()
+    _open_chat(second, agent_id)
+
+    upstream.script({"text": "这是第一个标签页里的回复。"})
+    _send(first, "我在第一个标签页")
+    expect(_messages(first).last).to_contain_text("这是第一个标签页里的回复。")
+    expect(_messages(second)).to_have_count(0)
+
+    # The browser fires visibilitychange when the user switches back to a tab.
+    second.evaluate("document.dispatchEvent(new Event('visibilitychange'))")
+    expect(_messages(second)).to_have_count(2)
+    expect(_messages(second).last).to_contain_text("这是第一个标签页里的回复。")
+    expect(second.get_by_test_id("message-count")).to_have_text("2")
