@@ -7,6 +7,7 @@ Extraction is tracked on the assistant message (extraction_state): the memories 
 import logging
 
 from sqlalchemy import update
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from memchat.clock import now_ms
 from memchat.conversations import repository as conversations
@@ -19,8 +20,39 @@ from memchat.settings import Settings
 log = logging.getLogger("memchat.extraction")
 
 
+async def _save_rule_memories(
+    session: AsyncSession, settings: Settings, assistant: Message, user_message: Message | None
+) -> list[str]:
+    return await memories.save_candidates(
+        session,
+        settings,
+        user_id=assistant.user_id,
+        agent_id=assistant.agent_id,
+        candidates=memories.rule_candidates(user_message.content if user_message is not None else None),
+        source_message_id=user_message.id if user_message is not None else assistant.id,
+    )
+
+
+async def extract_inline(
+    session: AsyncSession, settings: Settings, assistant: Message, user_message: Message | None
+) -> bool:
+    """Rule extraction inside the turn's own transaction, behind a savepoint.
+
+    The assistant message was inserted as `done`; on failure the savepoint rolls back, the job
+    is marked pending (for the background run or the next start-up) and the turn still commits.
+    """
+    try:
+        async with session.begin_nested():
+            await _save_rule_memories(session, settings, assistant, user_message)
+        return True
+    except Exception:
+        log.exception("memory extraction failed for message %s; left pending", assistant.id)
+        await conversations.set_message_fields(session, assistant.id, extraction_state=EXTRACTION_PENDING)
+        return False
+
+
 async def run_extraction(db: Database, settings: Settings, assistant_message_id: str) -> list[str]:
-    """Extract memories for one saved turn; returns the ids of memories created."""
+    """Extract memories for one saved turn still pending; returns the ids of memories created."""
     async with db.write() as session:
         claimed = await session.execute(
             update(Message)
@@ -35,15 +67,7 @@ async def run_extraction(db: Database, settings: Settings, assistant_message_id:
         user_message = None
         if assistant.reply_to_id is not None:
             user_message = await conversations.get_message(session, assistant.conversation_id, assistant.reply_to_id)
-        user_text = user_message.content if user_message is not None else None
-        return await memories.save_candidates(
-            session,
-            settings,
-            user_id=assistant.user_id,
-            agent_id=assistant.agent_id,
-            candidates=memories.rule_candidates(user_text),
-            source_message_id=user_message.id if user_message is not None else assistant.id,
-        )
+        return await _save_rule_memories(session, settings, assistant, user_message)
 
 
 async def extract_safely(db: Database, settings: Settings, assistant_message_id: str) -> None:

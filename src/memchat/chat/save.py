@@ -19,7 +19,12 @@ from memchat.text import normalize
 
 
 async def save_assistant_turn(
-    session: AsyncSession, turn: TurnContext, assistant_text: str, *, completed: bool
+    session: AsyncSession,
+    turn: TurnContext,
+    assistant_text: str,
+    *,
+    completed: bool,
+    extraction_state: str = EXTRACTION_PENDING,
 ) -> Message | None:
     """Insert the reply, roll the summary, count it, update the agent list's preview.
 
@@ -47,7 +52,7 @@ async def save_assistant_turn(
             content=message,
             status=COMPLETED if completed else INCOMPLETE,
             reply_to_id=turn.user_message_id,
-            extraction_state=EXTRACTION_PENDING,
+            extraction_state=extraction_state,
             created_at_ms=now,
             updated_at_ms=now,
         ),

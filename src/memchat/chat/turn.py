@@ -14,7 +14,7 @@ from starlette.responses import PlainTextResponse, Response, StreamingResponse
 
 from memchat.agents import repository as agents
 from memchat.chat.context import TurnContext
-from memchat.chat.extraction import extract_safely
+from memchat.chat.extraction import extract_inline, extract_safely
 from memchat.chat.prompt import PromptMemory, PromptProfile, build_prompt_messages
 from memchat.chat.save import save_assistant_turn
 from memchat.chat.schemas import ChatRequest
@@ -26,7 +26,7 @@ from memchat.memories import repository as memories
 from memchat.models import Agent, Conversation, Message
 from memchat.models.agent import PROFILE_FIELDS
 from memchat.models.memory import ACTIVE
-from memchat.models.message import COMPLETED, REPLY_FAILED, REPLY_PENDING
+from memchat.models.message import COMPLETED, EXTRACTION_DONE, REPLY_FAILED, REPLY_PENDING
 from memchat.state import AppState
 from memchat.text import normalize
 
@@ -84,13 +84,14 @@ async def _conversation(session: AsyncSession, request: ChatRequest, agent: Agen
     )
 
 
-async def _answer_existing(state: AppState, session: AsyncSession, user_message: Message) -> Message:
+async def _answer_again(state: AppState, session: AsyncSession, user_message: Message) -> Message:
     """A retried send of a stored user message: 409 while streaming, the stored reply, or answer again."""
     if user_message.id in state.live_turns:
         raise Conflict("this message is still being answered", code="turn_in_progress")
     reply = await conversations.reply_to(session, user_message.id)
     if reply is not None:
         raise _Replay(reply.content)
+    await conversations.set_message_fields(session, user_message.id, reply_state=REPLY_PENDING)
     return user_message
 
 
@@ -148,20 +149,21 @@ async def _store_user_side(
     assert text is not None
     last_user = request.last_user_message()
     client_id = idempotency_key or (last_user.id if last_user is not None else None)
-    if client_id:
-        existing = await conversations.find_by_client_id(session, conversation.id, client_id)
-        if existing is not None and existing.role == "user":
-            message = await _answer_existing(state, session, existing)
-            await conversations.set_message_fields(session, message.id, reply_state=REPLY_PENDING)
-            return conversation, message
     if request.message_id:
-        # An edited user message: it and everything after it are replaced.
+        # An edited user message: it and everything after it are replaced. The AI SDK keeps the
+        # edited message's id, so the same id with the same text again is a retry, not an edit.
         edited = await conversations.find_by_client_id(session, conversation.id, request.message_id)
         if edited is None or edited.role != "user":
             raise NotFound("the edited message was not found", code="message_not_found")
+        if edited.content == text:
+            return conversation, await _answer_again(state, session, edited)
         now = now_ms()
         superseded = await conversations.supersede_from(session, conversation.id, edited.seq, now)
         await conversations.bump_conversation(session, conversation.id, count_delta=-superseded, now_ms=now)
+    elif client_id:
+        existing = await conversations.find_by_client_id(session, conversation.id, client_id)
+        if existing is not None and existing.role == "user":
+            return conversation, await _answer_again(state, session, existing)
     return conversation, await _insert_user_message(session, conversation, agent, user_id, text, client_id)
 
 
@@ -262,20 +264,31 @@ class TurnRelay:
             completed = self._stream.finish_reason is not None
         except STREAM_ERRORS as exc:
             log.warning("upstream stream broke after %d deltas: %s", len(self._parts), exc)
-        finally:
-            self._queue.put_nowait(None)
+        try:
             await self._finish(completed)
+        finally:
+            # The body ends only once the turn is stored: a client that reloads history right
+            # after the stream sees its reply (and the memories it produced).
+            self._queue.put_nowait(None)
 
     async def _finish(self, completed: bool) -> None:
         state, turn = self._state, self._turn
+        extracted_inline = False
         try:
             await self._stream.close()
             async with state.db.write() as session:
-                assistant = await save_assistant_turn(session, turn, "".join(self._parts), completed=completed)
+                assistant = await save_assistant_turn(
+                    session, turn, "".join(self._parts), completed=completed, extraction_state=EXTRACTION_DONE
+                )
+                if assistant is not None:
+                    user_message = None
+                    if turn.user_message_id is not None:
+                        user_message = await conversations.get_message_by_id(session, turn.user_message_id)
+                    extracted_inline = await extract_inline(session, state.settings, assistant, user_message)
         finally:
             if turn.user_message_id is not None:
                 state.live_turns.discard(turn.user_message_id)
-        if assistant is not None:
+        if assistant is not None and not extracted_inline:
             state.background.spawn(
                 extract_safely(state.db, state.settings, assistant.id), name=f"extract-{assistant.id}"
             )
