@@ -3,7 +3,7 @@
 import hashlib
 from collections.abc import Sequence
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import delete, func, select, text
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -82,7 +82,7 @@ async def insert_if_new(
     statement = (
         insert(Memory)
         .values(**values)
-        .on_conflict_do_nothing(index_elements=["agent_id", "content_hash"], index_where=Memory.status == ACTIVE)
+        .on_conflict_do_nothing(index_elements=["agent_id", "content_hash"], index_where=text("status = 'active'"))
     )
     result = await session.execute(statement)
     return memory_id if (result.rowcount or 0) > 0 else None  # type: ignore[attr-defined]

@@ -1,0 +1,147 @@
+"""kill -9 of a real `memchat serve` in the middle of a stream: nothing the user sent is lost."""
+
+import asyncio
+import os
+import signal
+import socket
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import httpx
+import pytest
+from sqlalchemy import select, update
+
+from memchat.db.engine import create_database
+from memchat.models import Conversation, Memory, Message
+from memchat.settings import Settings
+from tests.conftest import auth, chat_body, create_agent, signup
+from tests.invariants import assert_invariants
+from tests.upstream import Reply, TestUpstream
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+class Server:
+    def __init__(self, env: dict[str, str], port: int, log: Path):
+        self.env = env
+        self.port = port
+        self.log = log
+        self.process: subprocess.Popen[bytes] | None = None
+
+    async def start(self) -> None:
+        self.process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "memchat",
+                "serve",
+                "--port",
+                str(self.port),
+                "--no-migrate",
+                "--log-level",
+                "warning",
+            ],
+            env=self.env,
+            stdout=self.log.open("ab"),
+            stderr=subprocess.STDOUT,
+        )
+        async with httpx.AsyncClient() as client:
+            for _ in range(400):  # bounded wait for the port to answer
+                if self.process.poll() is not None:
+                    raise RuntimeError(self.log.read_text())
+                try:
+                    if (await client.get(f"{self.url}/healthz")).status_code == 200:
+                        return
+                except httpx.TransportError:
+                    await asyncio.sleep(0.05)
+        raise RuntimeError("memchat serve did not come up")
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def kill(self) -> None:
+        assert self.process is not None
+        os.kill(self.process.pid, signal.SIGKILL)
+        self.process.wait(timeout=10)
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            self.process.wait(timeout=20)
+
+
+@pytest.fixture
+async def server(database_url: str, upstream: TestUpstream, tmp_path: Path) -> AsyncIterator[Server]:
+    env = {
+        **os.environ,
+        "MEMCHAT_DATABASE_URL": database_url,
+        "MEMCHAT_LLM_BASE_URL": upstream.base_url,
+        "MEMCHAT_LLM_MAX_RETRIES": "0",
+        "MEMCHAT_JWT_SECRET": "crash-test-secret-0123456789abcdef",
+        "MEMCHAT_DATA_DIR": str(tmp_path / "data"),
+        "MEMCHAT_CHAT_RATE_LIMIT_PER_MINUTE": "0",
+    }
+    running = Server(env, free_port(), tmp_path / "server.log")
+    await running.start()
+    yield running
+    running.stop()
+
+
+async def test_kill_mid_stream_then_restart(server: Server, database_url: str, upstream: TestUpstream) -> None:
+    async with httpx.AsyncClient(base_url=server.url, timeout=30) as client:
+        token = await signup(client)
+        agent = await create_agent(client, token)
+        # one full turn first, then pretend its extraction never ran (a crash right after the save)
+        upstream.script(Reply(text="记下了"))
+        done = await client.post("/api/chat", json=chat_body(agent["id"], "我喜欢海边"), headers=auth(token))
+        assert done.text == "记下了"
+        db = create_database(Settings(_env_file=None, database_url=database_url))  # type: ignore[call-arg]
+        async with db.write() as session:
+            await session.execute(update(Message).where(Message.role == "assistant").values(extraction_state="pending"))
+            await session.execute(Memory.__table__.delete())
+
+        upstream.script(Reply(deltas=["正在", "回答", "中"], hold_after=1))
+        async with client.stream(
+            "POST", "/api/chat", json=chat_body(agent["id"], "最后一句话"), headers=auth(token)
+        ) as r:
+            assert await anext(r.aiter_text()) == "正在"
+            server.kill()
+        upstream.release()
+
+    async with db.read() as session:
+        user_messages = (await session.execute(select(Message.content).where(Message.role == "user"))).scalars().all()
+        assert sorted(user_messages) == ["我喜欢海边", "最后一句话"]
+
+    await server.start()
+    async with db.read() as session:
+        left = (await session.execute(select(Message).where(Message.content == "最后一句话"))).scalar_one()
+        assert left.reply_state == "interrupted"
+    async with httpx.AsyncClient(base_url=server.url, timeout=30) as client:
+        history = (await client.get(f"/api/agents/{agent['id']}/messages", headers=auth(token))).json()["messages"]
+        assert [(m["role"], m["parts"][0]["text"]) for m in history] == [
+            ("user", "我喜欢海边"),
+            ("assistant", "记下了"),
+            ("user", "最后一句话"),
+        ]
+        memories = (await client.get(f"/api/agents/{agent['id']}/memories", headers=auth(token))).json()["memories"]
+        assert [m["content"] for m in memories] == ["我喜欢海边"]  # the pending extraction ran once, at start-up
+        # a retry of the interrupted send answers it now, without a second user message
+        upstream.script(Reply(text="现在回答"))
+        body = chat_body(agent["id"], "最后一句话", message_id=history[2]["id"])
+        retried = await client.post("/api/chat", json=body, headers=auth(token))
+        assert retried.text == "现在回答"
+    async with db.read() as session:
+        interrupted = (await session.execute(select(Message).where(Message.content == "最后一句话"))).scalar_one()
+        assert interrupted.reply_state == "done"
+        conversation = (await session.execute(select(Conversation))).scalar_one()
+        assert conversation.message_count == 4
+    await assert_invariants(db, ["我喜欢海边", "最后一句话"])
+    await db.dispose()
