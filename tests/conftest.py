@@ -222,3 +222,30 @@ async def user_token(running: Running) -> str:
 @pytest.fixture
 async def agent(running: Running, user_token: str) -> dict[str, Any]:
     return await create_agent(running.client, user_token)
+
+
+@pytest.fixture
+def sync_server(settings: Settings) -> Iterator[dict[str, Any]]:
+    """The app on a real uvicorn in a thread, for synchronous (hypothesis) tests."""
+    import threading
+
+    app = create_app(settings)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    import time
+
+    deadline = time.monotonic() + 20
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.01)
+    with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30) as client:
+        email = f"p{uuid.uuid4().hex[:8]}@example.com"
+        token = client.post("/api/auth/signup", json={"email": email, "password": "password-1"}).json()["token"]
+        client.headers["Authorization"] = f"Bearer {token}"
+        agent_id = client.post("/api/agents", json={"name": "a"}).json()["id"]
+        yield {"client": client, "agent_id": agent_id}
+    server.should_exit = True
+    thread.join(timeout=20)

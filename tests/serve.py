@@ -1,0 +1,68 @@
+"""`memchat serve` as a real subprocess, for tests that kill it or fuzz it from outside."""
+
+import asyncio
+import os
+import signal
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+class Server:
+    def __init__(self, env: dict[str, str], port: int, log: Path):
+        self.env = env
+        self.port = port
+        self.log = log
+        self.process: subprocess.Popen[bytes] | None = None
+
+    async def start(self) -> None:
+        self.process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "memchat",
+                "serve",
+                "--port",
+                str(self.port),
+                "--no-migrate",
+                "--log-level",
+                "warning",
+            ],
+            env=self.env,
+            stdout=self.log.open("ab"),
+            stderr=subprocess.STDOUT,
+        )
+        async with httpx.AsyncClient() as client:
+            for _ in range(400):  # bounded wait for the port to answer
+                if self.process.poll() is not None:
+                    raise RuntimeError(self.log.read_text())
+                try:
+                    if (await client.get(f"{self.url}/healthz")).status_code == 200:
+                        return
+                except httpx.TransportError:
+                    await asyncio.sleep(0.05)
+        raise RuntimeError("memchat serve did not come up")
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def kill(self) -> None:
+        assert self.process is not None
+        os.kill(self.process.pid, signal.SIGKILL)
+        self.process.wait(timeout=10)
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            self.process.wait(timeout=20)
