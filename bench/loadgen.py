@@ -158,12 +158,14 @@ def _complete(r: Response, deltas: int) -> bool:
 # --- 1. added time-to-first-byte, sequential, pair by pair ------------------------------------
 
 
-async def figure_ttfb(plan: Plan) -> dict[str, Any]:
-    pairs, warmup, max_s = plan.sizes.get("ttfbPairs", 300), 20, plan.sizes.get("ttfbMaxS", 90)
-    await configure_mock(plan, deltas=DEFAULT_DELTAS, gap_ms=0)
+TTFB_DELTAS, TTFB_GAP_MS = 8, 10.0  # a short paced reply: the first delta at once, like a real model
+
+
+async def _ttfb_pairs(plan: Plan, *, deltas: int, gap_ms: float, pairs: int, max_s: float) -> dict[str, Any]:
+    await configure_mock(plan, deltas=deltas, gap_ms=gap_ms)
     agent = plan.agents[0]
     m, d = plan.memchat(), plan.mock()
-    for _ in range(warmup):
+    for _ in range(10):
         await chat(plan, m, agent)
         await direct(d)
     cpu = plan.cpu()
@@ -182,16 +184,18 @@ async def figure_ttfb(plan: Plan) -> dict[str, Any]:
         else:
             rd = await direct(d)
             rm = await chat(plan, m, agent)
-        if _complete(rm, DEFAULT_DELTAS) and _complete(rd, DEFAULT_DELTAS):
+        if _complete(rm, deltas) and _complete(rd, deltas):
             memchat_ttfb.append(rm.ttfb)
             direct_ttfb.append(rd.ttfb)
             added.append(rm.ttfb - rd.ttfb)
         else:
-            bad.extend(r for r in (rm, rd) if not _complete(r, DEFAULT_DELTAS))
-        await asyncio.sleep(0.01)  # sequential: the previous turn's save settles first
+            bad.extend(r for r in (rm, rd) if not _complete(r, deltas))
+        await asyncio.sleep(0.01)
     m.close()
     d.close()
     return {
+        "deltas": deltas,
+        "gapMs": gap_ms,
         "pairs": len(added),
         "memchat": summary_ms(memchat_ttfb),
         "direct": summary_ms(direct_ttfb),
@@ -199,6 +203,21 @@ async def figure_ttfb(plan: Plan) -> dict[str, Any]:
         "errors": _errors(bad),
         "cpuS": cpu.stop(),
     }
+
+
+async def figure_ttfb(plan: Plan) -> dict[str, Any]:
+    """Sequential pairs (direct, memchat), alternating order.
+
+    The headline uses a paced reply (first delta at once, the rest 10 ms apart), as a model
+    streams. `burst` repeats it with an instant 64-delta reply, where the whole reply is in
+    memchat's socket buffer at once: it shows what the relay does before the first write.
+    """
+    pairs, max_s = plan.sizes.get("ttfbPairs", 300), plan.sizes.get("ttfbMaxS", 90)
+    result = await _ttfb_pairs(plan, deltas=TTFB_DELTAS, gap_ms=TTFB_GAP_MS, pairs=pairs, max_s=max_s)
+    result["burst"] = await _ttfb_pairs(
+        plan, deltas=DEFAULT_DELTAS, gap_ms=0, pairs=max(20, pairs // 3), max_s=max_s / 3
+    )
+    return result
 
 
 # --- 2. added inter-chunk gap over paced streams ----------------------------------------------
@@ -271,28 +290,55 @@ async def closed_loop(
     warmup_s: float,
     duration_s: float,
     deltas: int,
+    max_window_s: float = 30.0,
 ) -> dict[str, Any]:
+    """Closed loop: `concurrency` clients, each sending its next turn when the last one ended.
+
+    Warm-up lasts until every client has finished one turn (and at least `warmup_s`); the measured
+    window then lasts `duration_s`, or three warm-up latencies when turns are slower than that,
+    so a saturated server is measured in its steady state rather than in its first wave.
+    """
     start = time.perf_counter()
-    t_measure, t_stop = start + warmup_s, start + warmup_s + duration_s
+    window = {"measure": float("inf"), "stop": start + 120.0}  # set once warm; 120 s hard bound
+    warm = [False] * concurrency
+    warm_latencies: list[float] = []
     done: list[Response] = []
     bad: list[Response] = []
 
     async def worker(k: int) -> None:
         conn = connect()
         for _ in range(1_000_000):  # bounded; the clock ends it long before
-            if time.perf_counter() >= t_stop:
+            if time.perf_counter() >= window["stop"]:
                 break
             r = await make(conn, k)
-            if t_measure <= r.t_end <= t_stop:
+            if window["measure"] <= r.t_end <= window["stop"]:
                 (done if _complete(r, deltas) else bad).append(r)
+            elif not warm[k]:
+                warm[k] = True
+                warm_latencies.append(r.total)
+                now = time.perf_counter()
+                if all(warm) and now - start >= warmup_s:
+                    mean = sum(warm_latencies) / len(warm_latencies)
+                    window["measure"] = now
+                    window["stop"] = now + min(max_window_s, max(duration_s, 3 * mean))
             if not r.ok:
                 await asyncio.sleep(0.01)
         conn.close()
 
-    await asyncio.gather(*(worker(k) for k in range(concurrency)))
+    async def warmup_floor() -> None:
+        await asyncio.sleep(warmup_s)
+        if all(warm) and window["measure"] == float("inf"):
+            now = time.perf_counter()
+            mean = sum(warm_latencies) / len(warm_latencies)
+            window["measure"] = now
+            window["stop"] = now + min(max_window_s, max(duration_s, 3 * mean))
+
+    await asyncio.gather(warmup_floor(), *(worker(k) for k in range(concurrency)))
+    measured_s = window["stop"] - window["measure"] if window["measure"] != float("inf") else float("nan")
     return {
         "concurrency": concurrency,
-        "turnsPerS": round(len(done) / duration_s, 1),
+        "turnsPerS": round(len(done) / measured_s, 1) if measured_s == measured_s else 0.0,
+        "windowS": round(measured_s, 2),
         "latency": summary_ms([r.total for r in done]),
         "ttfb": summary_ms([r.ttfb for r in done]),
         "failed": len(bad),
@@ -303,6 +349,7 @@ async def closed_loop(
 async def figure_throughput(plan: Plan) -> dict[str, Any]:
     levels = plan.sizes.get("concurrency", [1, 16, 64, 256])
     warmup_s, duration_s = plan.sizes.get("warmupS", 1.0), plan.sizes.get("durationS", 8.0)
+    max_window_s = plan.sizes.get("maxWindowS", 30.0)
     await configure_mock(plan, deltas=DEFAULT_DELTAS, gap_ms=0)
     agents = plan.agents
     out: list[dict[str, Any]] = []
@@ -316,13 +363,13 @@ async def figure_throughput(plan: Plan) -> dict[str, Any]:
                 async def make(conn: Connection, k: int) -> Response:
                     return await chat(plan, conn, agents[k % len(agents)])
 
-                result = await closed_loop(make, plan.memchat, c, warmup_s, duration_s, DEFAULT_DELTAS)
+                result = await closed_loop(make, plan.memchat, c, warmup_s, duration_s, DEFAULT_DELTAS, max_window_s)
             else:
 
                 async def make(conn: Connection, k: int) -> Response:
                     return await direct(conn)
 
-                result = await closed_loop(make, plan.mock, c, warmup_s, duration_s, DEFAULT_DELTAS)
+                result = await closed_loop(make, plan.mock, c, warmup_s, duration_s, DEFAULT_DELTAS, max_window_s)
             result["cpuS"] = cpu.stop()
             row[side] = result
             log(f"throughput c={c} {side}: {result['turnsPerS']}/s p50 {result['latency'].get('p50')} ms")
@@ -499,17 +546,20 @@ async def figure_history(plan: Plan) -> dict[str, Any]:
 
 async def figure_sql(plan: Plan) -> dict[str, Any]:
     turns = plan.sizes.get("sqlTurns", 20)
-    await configure_mock(plan, deltas=DEFAULT_DELTAS, gap_ms=0)
+    await configure_mock(plan, deltas=TTFB_DELTAS, gap_ms=TTFB_GAP_MS)
     conn = plan.memchat()
     agent = plan.agents[0]
     await chat(plan, conn, agent)  # the default conversation exists from here on
     await asyncio.sleep(0.3)
     await conn.request("POST", "/_bench/sql/reset")
     bad = []
+    ttfbs: list[float] = []
     for _ in range(turns):
         r = await chat(plan, conn, agent)
-        if not _complete(r, DEFAULT_DELTAS):
+        if not _complete(r, TTFB_DELTAS):
             bad.append(r)
+        else:
+            ttfbs.append(r.ttfb)
         for _ in range(200):  # until the turn's save and extraction finished (bounded: 2 s)
             idle = await conn.request("GET", "/_bench/sql/idle", keep_body=True)
             if idle.body == b"true":
@@ -522,7 +572,14 @@ async def figure_sql(plan: Plan) -> dict[str, Any]:
         phase: {k: round(v / turns, 2) for k, v in values.items() if isinstance(v, int | float)}
         for phase, values in raw["phases"].items()
     }
-    return {"turns": turns, "perTurn": per_turn, "statements": raw["statements"], "errors": _errors(bad)}
+    return {
+        "turns": turns,
+        "perTurn": per_turn,
+        "statements": raw["statements"],
+        "serverTimings": raw.get("timings", {}),
+        "clientTtfb": summary_ms(ttfbs),
+        "errors": _errors(bad),
+    }
 
 
 FIGURES: dict[str, Callable[[Plan], Awaitable[dict[str, Any]]]] = {

@@ -38,13 +38,27 @@ def _rows(r: dict[str, Any]) -> list[Row]:
             added = t["addedPaired"].get(q)
             rows.append(
                 (
-                    f"1. time to first byte {q} (ms)",
+                    f"1. time to first byte {q} (ms), paced reply",
                     _num(t["memchat"].get(q)),
                     _num(t["direct"].get(q)),
                     _ratio(t["memchat"].get(q), t["direct"].get(q)),
                     f"+{_num(added)}",
                     f"≤ +{target:g} ms",
                     _met(added <= target if added is not None else None),
+                )
+            )
+        burst = t.get("burst")
+        if burst:
+            added = burst["addedPaired"].get("p50")
+            rows.append(
+                (
+                    "1. time to first byte p50 (ms), instant 64-delta reply",
+                    _num(burst["memchat"].get("p50")),
+                    _num(burst["direct"].get("p50")),
+                    _ratio(burst["memchat"].get("p50"), burst["direct"].get("p50")),
+                    f"+{_num(added)}",
+                    "",
+                    "–",
                 )
             )
     if "gap" in r:
@@ -122,7 +136,11 @@ def _rows(r: dict[str, Any]) -> list[Row]:
             )
     if "sql" in r:
         p = r["sql"]["perTurn"]
-        req, save, after = p.get("request", {}), p.get("replySave", {}), p.get("afterReply", {})
+        req, save = p.get("request", {}), p.get("replySave", {})
+        after = {
+            k: p.get("afterReply", {}).get(k, 0) + p.get("extractionInline", {}).get(k, 0)
+            for k in ("statements", "commits")
+        }
         statements = req.get("statements", 0) + save.get("statements", 0)
         commits = req.get("writeCommits", 0) + save.get("writeCommits", 0)
         all_commits = req.get("commits", 0) + save.get("commits", 0)
@@ -151,11 +169,12 @@ def _rows(r: dict[str, Any]) -> list[Row]:
         )
         rows.append(
             (
-                "6. SQL statements per turn after the reply (extraction)",
+                "6. SQL statements per turn for memory extraction",
                 _num(float(after.get("statements", 0)), 1),
                 "",
                 "",
-                f"{_num(float(after.get('commits', 0)), 1)} commits",
+                f"inline {_num(float(p.get('extractionInline', {}).get('statements', 0)), 1)}"
+                f" + background {_num(float(p.get('afterReply', {}).get('statements', 0)), 1)}",
                 "not counted",
                 "–",
             )
@@ -185,6 +204,24 @@ def markdown(document: dict[str, Any]) -> str:
             "| --- | ---: | ---: | ---: | ---: | --- | --- |",
         ]
         lines += ["| " + " | ".join(row) + " |" for row in _rows(r)]
+        timings = r.get("sql", {}).get("serverTimings", {})
+        if timings:
+            lines += [
+                "",
+                "Where a sequential turn's time goes, measured inside the server (bench.sql_probe_server), ms:",
+                "",
+                "| step | p50 | p90 | max |",
+                "| --- | ---: | ---: | ---: |",
+            ]
+            for name, t in timings.items():
+                if t.get("n"):
+                    lines.append(f"| {name} | {_num(t['p50'])} | {_num(t['p90'])} | {_num(t['max'])} |")
+            client = r["sql"].get("clientTtfb", {})
+            if client.get("n"):
+                lines.append(
+                    f"| client: time to first byte (same turns) | {_num(client['p50'])} | "
+                    f"{_num(client['p90'])} | {_num(client['max'])} |"
+                )
         errors = _collect_errors(r)
         if errors:
             lines += ["", "Errors seen: " + "; ".join(f"{k} ×{v}" for k, v in errors.items())]
@@ -205,6 +242,8 @@ def _collect_errors(r: dict[str, Any]) -> dict[str, int]:
     for name in ("ttfb", "gap", "history", "sql"):
         if name in r:
             add(r[name].get("errors", {}))
+    if "burst" in r.get("ttfb", {}):
+        add(r["ttfb"]["burst"].get("errors", {}))
     for level in r.get("throughput", {}).get("levels", []):
         add(level["memchat"].get("errors", {}))
         add(level["direct"].get("errors", {}))
@@ -215,13 +254,13 @@ def _cpu_line(r: dict[str, Any]) -> str:
     for level in r.get("throughput", {}).get("levels", []):
         if level["concurrency"] == 64:
             cpu = level["memchat"]["cpuS"]
-            turns = level["memchat"]["turnsPerS"] * r["throughput"]["durationS"]
+            turns = level["memchat"]["turnsPerS"] * level["memchat"].get("windowS", r["throughput"]["durationS"])
             if turns:
                 per = {k: v * 1000.0 / turns for k, v in cpu.items()}
                 return (
                     "CPU per turn at concurrency 64: "
                     + ", ".join(f"{k} {v:.2f} ms" for k, v in per.items())
-                    + " (measured warm-up included, so an upper bound)."
+                    + " (warm-up included, so an upper bound)."
                 )
     return ""
 

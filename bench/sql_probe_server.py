@@ -1,4 +1,4 @@
-"""memchat served exactly as `memchat serve` does, with SQLAlchemy event listeners counting its SQL.
+"""memchat served as `memchat serve` does, with SQLAlchemy event listeners counting its SQL and timers.
 
     python -m bench.sql_probe_server --port 18092     (MEMCHAT_* environment as for memchat serve)
 
@@ -6,15 +6,25 @@ Listeners on the Engine class see every statement and commit of every engine the
 Each one is attributed by the asyncio task it runs in: the request's own task (auth, the user
 message, history and memories: commit point 1), the turn's relay task `turn-*` (the assistant
 turn: commit point 2) and the background tasks `extract-*` (memory extraction, after the reply
-and not on the response path). Extra routes, put in front of the app's own:
-GET /_bench/sql (counts and the distinct statements), POST /_bench/sql/reset, GET
+and not on the response path). Rule extraction that runs inside the reply's transaction behind a
+savepoint is counted apart as `extractionInline`. Extra routes, put in front of the app's own:
+GET /_bench/sql (counts, the distinct statements, timings), POST /_bench/sql/reset, GET
 /_bench/sql/idle (true when no turn or background task is running).
+
+Timings: the wall time of the turn's steps, by wrapping memchat's own functions in this process
+(auth's user lookup, prepare_turn, the SDK call, waiting for the first text, the save), the time
+SQL statements take from before to after the cursor call, and, from a pure ASGI wrapper, the
+server-side time to the first body byte and to the end of the body of /api/chat.
 """
 
 import argparse
 import asyncio
+import contextvars
+import functools
 import re
-from collections import Counter
+import time
+from collections import Counter, defaultdict
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import uvicorn
@@ -24,13 +34,90 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+import memchat.chat.router as chat_router_module
+import memchat.chat.turn as turn_module
+import memchat.deps as deps_module
+from bench.stats import summary_ms
 from memchat.app import create_app
+from memchat.llm.client import LLMClient
 from memchat.settings import Settings
 
-PHASES = ("request", "replySave", "afterReply")
+PHASES = ("request", "replySave", "extractionInline", "afterReply")
 _counts: dict[str, Counter[str]] = {p: Counter() for p in PHASES}
 _statements: dict[str, Counter[str]] = {p: Counter() for p in PHASES}
+_timings: defaultdict[str, list[float]] = defaultdict(list)
+_request_started: contextvars.ContextVar[float] = contextvars.ContextVar("memchat_bench_request_started")
 _SPACES = re.compile(r"\s+")
+
+
+def _timed(name: str, fn: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
+    @functools.wraps(fn)
+    async def wrapper(*args: Any, **kwargs: Any) -> Any:
+        started = time.perf_counter()
+        try:
+            return await fn(*args, **kwargs)
+        finally:
+            _timings[name].append(time.perf_counter() - started)
+
+    return wrapper
+
+
+def _timed_handler(fn: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
+    """The chat route's handler: when it starts (after body parsing and dependencies) and how long it runs."""
+
+    @functools.wraps(fn)
+    async def wrapper(*args: Any, **kwargs: Any) -> Any:
+        started = time.perf_counter()
+        request_started = _request_started.get(None)
+        if request_started is not None:
+            _timings["0a server: request start to chat handler (body, validation, deps, auth)"].append(
+                started - request_started
+            )
+        try:
+            return await fn(*args, **kwargs)
+        finally:
+            _timings["4 chat handler: run_chat_turn until the response object"].append(time.perf_counter() - started)
+
+    return wrapper
+
+
+def install_timers() -> None:
+    """Wrap the turn's steps where run_chat_turn and the auth dependency look them up."""
+    chat_router_module.run_chat_turn = _timed_handler(chat_router_module.run_chat_turn)  # type: ignore[assignment]
+    deps_module.user_for_token = _timed("1 auth: user for token", deps_module.user_for_token)  # type: ignore[assignment]
+    turn_module.prepare_turn = _timed("2 prepare_turn (commit 1)", turn_module.prepare_turn)  # type: ignore[assignment]
+    turn_module._open_until_first_text = _timed(  # type: ignore[assignment]
+        "3 upstream: open until first text", turn_module._open_until_first_text
+    )
+    LLMClient.open_stream = _timed("3a upstream: SDK create() until headers", LLMClient.open_stream)  # type: ignore[method-assign]
+    turn_module.TurnRelay._finish = _timed("5 save the turn (commit 2)", turn_module.TurnRelay._finish)  # type: ignore[method-assign]
+
+
+class ChatTimer:
+    """Pure ASGI: server-side time to the first body byte and to the end of /api/chat."""
+
+    def __init__(self, app: Any):
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope["path"] != "/api/chat":
+            await self.app(scope, receive, send)
+            return
+        started = time.perf_counter()
+        _request_started.set(started)
+        first = True
+
+        async def timed_send(message: Any) -> None:
+            nonlocal first
+            if message["type"] == "http.response.body":
+                if first and message.get("body"):
+                    first = False
+                    _timings["0 server: to first body byte"].append(time.perf_counter() - started)
+                if not message.get("more_body", False):
+                    _timings["0 server: to end of body"].append(time.perf_counter() - started)
+            await send(message)
+
+        await self.app(scope, receive, timed_send)
 
 
 def _phase() -> str:
@@ -56,13 +143,32 @@ def _on_statement(
     conn: Connection, _cursor: Any, statement: str, _parameters: Any, _context: Any, _executemany: bool
 ) -> None:
     phase = _phase()
-    head = statement.lstrip()[:6].upper()
+    upper = statement.lstrip()[:24].upper()
+    # Rule extraction runs inside the reply's transaction behind a savepoint: those statements
+    # (the savepoint's own included) are extraction work, counted apart from the response path.
+    if upper.startswith("SAVEPOINT"):
+        conn.info["memchat_bench_savepoint"] = True
+    if conn.info.get("memchat_bench_savepoint"):
+        phase = "extractionInline"
+    if upper.startswith(("RELEASE SAVEPOINT", "ROLLBACK TO SAVEPOINT")):
+        conn.info["memchat_bench_savepoint"] = False
+    head = upper[:6]
+    conn.info.setdefault("memchat_bench_started", []).append(time.perf_counter())
     _counts[phase]["statements"] += 1
     if head.startswith("BEGIN"):
         _counts[phase]["begins"] += 1
     elif head in ("SELECT", "INSERT", "UPDATE", "DELETE"):
         _counts[phase][head.lower() + "s"] += 1
     _statements[phase][_shape(statement)] += 1
+
+
+@event.listens_for(Engine, "after_cursor_execute")
+def _after_statement(
+    conn: Connection, _cursor: Any, _statement: str, _parameters: Any, _context: Any, _executemany: bool
+) -> None:
+    started = conn.info.get("memchat_bench_started")
+    if started:
+        _timings[f"sql wall time per statement ({_phase()})"].append(time.perf_counter() - started.pop())
 
 
 @event.listens_for(Engine, "commit")
@@ -84,6 +190,7 @@ def install_probe_routes(app: Any) -> None:
             {
                 "phases": {p: dict(_counts[p]) for p in PHASES},
                 "statements": {p: dict(_statements[p].most_common()) for p in PHASES},
+                "timings": {name: summary_ms(values) for name, values in sorted(_timings.items())},
             }
         )
 
@@ -91,6 +198,7 @@ def install_probe_routes(app: Any) -> None:
         for p in PHASES:
             _counts[p].clear()
             _statements[p].clear()
+        _timings.clear()
         return JSONResponse({"reset": True})
 
     async def idle(request: Request) -> Response:
@@ -112,8 +220,10 @@ def main() -> None:
     args = parser.parse_args()
     settings = Settings()
     settings.migrate_on_start = True
+    install_timers()
     app = create_app(settings)
     install_probe_routes(app)
+    app.add_middleware(ChatTimer)
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning", proxy_headers=False)
 
 
