@@ -249,3 +249,8 @@ def sync_server(settings: Settings) -> Iterator[dict[str, Any]]:
         yield {"client": client, "agent_id": agent_id}
     server.should_exit = True
     thread.join(timeout=20)
+
+
+from tests.serve import server  # noqa: E402  (the subprocess fixture, shared by the tests that kill or fuzz it)
+
+__all__ = ["server"]

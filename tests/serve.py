@@ -6,9 +6,13 @@ import signal
 import socket
 import subprocess
 import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import httpx
+import pytest
+
+from tests.upstream import TestUpstream
 
 
 def free_port() -> int:
@@ -66,3 +70,21 @@ class Server:
         if self.process is not None and self.process.poll() is None:
             self.process.terminate()
             self.process.wait(timeout=20)
+
+
+@pytest.fixture
+async def server(database_url: str, upstream: TestUpstream, tmp_path: Path) -> AsyncIterator[Server]:
+    """`memchat serve` on a free port over the test database and the test upstream."""
+    env = {
+        **os.environ,
+        "MEMCHAT_DATABASE_URL": database_url,
+        "MEMCHAT_LLM_BASE_URL": upstream.base_url,
+        "MEMCHAT_LLM_MAX_RETRIES": "0",
+        "MEMCHAT_JWT_SECRET": "subprocess-test-secret-0123456789abcdef",
+        "MEMCHAT_DATA_DIR": str(tmp_path / "data"),
+        "MEMCHAT_CHAT_RATE_LIMIT_PER_MINUTE": "0",
+    }
+    running = Server(env, free_port(), tmp_path / "server.log")
+    await running.start()
+    yield running
+    running.stop()

@@ -1,11 +1,6 @@
 """kill -9 of a real `memchat serve` in the middle of a stream: nothing the user sent is lost."""
 
-import os
-from collections.abc import AsyncIterator
-from pathlib import Path
-
 import httpx
-import pytest
 from sqlalchemy import select, update
 
 from memchat.db.engine import create_database
@@ -13,25 +8,8 @@ from memchat.models import Conversation, Memory, Message
 from memchat.settings import Settings
 from tests.conftest import auth, chat_body, create_agent, signup
 from tests.invariants import assert_invariants
-from tests.serve import Server, free_port
+from tests.serve import Server
 from tests.upstream import Reply, TestUpstream
-
-
-@pytest.fixture
-async def server(database_url: str, upstream: TestUpstream, tmp_path: Path) -> AsyncIterator[Server]:
-    env = {
-        **os.environ,
-        "MEMCHAT_DATABASE_URL": database_url,
-        "MEMCHAT_LLM_BASE_URL": upstream.base_url,
-        "MEMCHAT_LLM_MAX_RETRIES": "0",
-        "MEMCHAT_JWT_SECRET": "crash-test-secret-0123456789abcdef",
-        "MEMCHAT_DATA_DIR": str(tmp_path / "data"),
-        "MEMCHAT_CHAT_RATE_LIMIT_PER_MINUTE": "0",
-    }
-    running = Server(env, free_port(), tmp_path / "server.log")
-    await running.start()
-    yield running
-    running.stop()
 
 
 async def test_kill_mid_stream_then_restart(server: Server, database_url: str, upstream: TestUpstream) -> None:

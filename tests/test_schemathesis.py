@@ -3,32 +3,12 @@
 import os
 import subprocess
 import sys
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import httpx
-import pytest
 
 from tests.conftest import create_agent, signup
-from tests.serve import Server, free_port
-from tests.upstream import TestUpstream
-
-
-@pytest.fixture
-async def server(database_url: str, upstream: TestUpstream, tmp_path: Path) -> AsyncIterator[Server]:
-    env = {
-        **os.environ,
-        "MEMCHAT_DATABASE_URL": database_url,
-        "MEMCHAT_LLM_BASE_URL": upstream.base_url,
-        "MEMCHAT_LLM_MAX_RETRIES": "0",
-        "MEMCHAT_JWT_SECRET": "schemathesis-secret-0123456789abcdef",
-        "MEMCHAT_DATA_DIR": str(tmp_path / "data"),
-        "MEMCHAT_CHAT_RATE_LIMIT_PER_MINUTE": "0",
-    }
-    running = Server(env, free_port(), tmp_path / "server.log")
-    await running.start()
-    yield running
-    running.stop()
+from tests.serve import Server
 
 
 async def test_api_conforms_to_its_schema(server: Server, tmp_path: Path) -> None:
