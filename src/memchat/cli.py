@@ -36,9 +36,10 @@ def serve(
     settings = Settings()
     settings.migrate_on_start = settings.is_sqlite if migrate is None else migrate
     if not settings.llm_base_url:
-        from memchat.llm.local import DEMO_MODEL_NOTICE
+        from memchat.llm import local
 
-        typer.echo(DEMO_MODEL_NOTICE, err=True)
+        if local.local_extra_installed(settings.local_model_path) and settings.local_model_path is None:
+            typer.echo(local.DEMO_MODEL_NOTICE, err=True)
     typer.echo(f"memchat on http://{host}:{port}/  (API docs: http://{host}:{port}/docs)", err=True)
     uvicorn.run(create_app(settings), host=host, port=port, log_level=log_level, proxy_headers=False)
 

@@ -31,11 +31,9 @@ def build_llm(settings: Settings) -> tuple[LLMClient, Any]:
             None,
         )
 
-    try:
-        from memchat.llm import local
-    except ImportError:  # the module itself is always there; its imports may not be
-        local = None
-    if local is None or not local.local_extra_installed():
+    from memchat.llm import local  # imports without the extra: xllamacpp loads in the model's own process
+
+    if not local.local_extra_installed(settings.local_model_path):
 
         async def _no_model() -> str:
             raise ServiceUnavailable(
