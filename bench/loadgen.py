@@ -18,7 +18,7 @@ import math
 import sys
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -534,7 +534,9 @@ async def figure_history(plan: Plan) -> dict[str, Any]:
                 bad.append(r)
             await asyncio.sleep(0.01)
     conn.close()
-    rows = {s: {"latency": summary_ms(totals[s]), "ttfb": summary_ms(ttfbs[s])} for s in sizes}
+    rows: dict[str, dict[str, Any]] = {
+        s: {"latency": summary_ms(totals[s]), "ttfb": summary_ms(ttfbs[s])} for s in sizes
+    }
     base = percentile(totals[sizes[0]], 50)
     for s in sizes:
         rows[s]["ratioP50VsSmallest"] = round(percentile(totals[s], 50) / base, 3) if base else None
@@ -582,7 +584,7 @@ async def figure_sql(plan: Plan) -> dict[str, Any]:
     }
 
 
-FIGURES: dict[str, Callable[[Plan], Awaitable[dict[str, Any]]]] = {
+FIGURES: dict[str, Callable[[Plan], Coroutine[Any, Any, dict[str, Any]]]] = {
     "ttfb": figure_ttfb,
     "gap": figure_gap,
     "throughput": figure_throughput,

@@ -55,16 +55,16 @@ async def seed_conversation(
                     }
                 )
                 if len(rows) >= BATCH:
-                    await conn.execute(insert(Message.__table__), rows)
+                    await conn.execute(insert(Message), rows)
                     rows = []
             if rows:
-                await conn.execute(insert(Message.__table__), rows)
+                await conn.execute(insert(Message), rows)
             end_ms = start_ms + messages
             await conn.execute(
-                update(Conversation.__table__)
-                .where(Conversation.__table__.c.id == conversation_id)
+                update(Conversation)
+                .where(Conversation.id == conversation_id)
                 .values(
-                    message_count=Conversation.__table__.c.message_count + messages,
+                    message_count=Conversation.message_count + messages,
                     last_message_at_ms=end_ms,
                     summary=(_LINE * 40)[-1600:],
                     updated_at_ms=end_ms,
@@ -90,10 +90,10 @@ async def seed_conversation(
                     }
                 )
                 if len(rows) >= BATCH:
-                    await conn.execute(insert(Memory.__table__), rows)
+                    await conn.execute(insert(Memory), rows)
                     rows = []
             if rows:
-                await conn.execute(insert(Memory.__table__), rows)
+                await conn.execute(insert(Memory), rows)
     finally:
         await engine.dispose()
 

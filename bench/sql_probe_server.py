@@ -83,14 +83,14 @@ def _timed_handler(fn: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable
 
 def install_timers() -> None:
     """Wrap the turn's steps where run_chat_turn and the auth dependency look them up."""
-    chat_router_module.run_chat_turn = _timed_handler(chat_router_module.run_chat_turn)  # type: ignore[assignment]
-    deps_module.user_for_token = _timed("1 auth: user for token", deps_module.user_for_token)  # type: ignore[assignment]
+    chat_router_module.run_chat_turn = _timed_handler(chat_router_module.run_chat_turn)  # type: ignore[attr-defined,assignment]
+    deps_module.user_for_token = _timed("1 auth: user for token", deps_module.user_for_token)  # type: ignore[attr-defined,assignment]
     turn_module.prepare_turn = _timed("2 prepare_turn (commit 1)", turn_module.prepare_turn)  # type: ignore[assignment]
     turn_module._open_until_first_text = _timed(  # type: ignore[assignment]
         "3 upstream: open until first text", turn_module._open_until_first_text
     )
-    LLMClient.open_stream = _timed("3a upstream: SDK create() until headers", LLMClient.open_stream)  # type: ignore[method-assign]
-    turn_module.TurnRelay._finish = _timed("5 save the turn (commit 2)", turn_module.TurnRelay._finish)  # type: ignore[method-assign]
+    LLMClient.open_stream = _timed("3a upstream: SDK create() until headers", LLMClient.open_stream)  # type: ignore[method-assign,assignment]
+    turn_module.TurnRelay._finish = _timed("5 save the turn (commit 2)", turn_module.TurnRelay._finish)  # type: ignore[method-assign,assignment]
 
 
 class ChatTimer:

@@ -1,0 +1,161 @@
+"""Micro-benchmarks of the pieces the profiles point at, each against a lighter way to do the same.
+
+    python -m bench.micro
+
+- the openai SDK's request-parameter transform for a turn's prompt, vs orjson.dumps of it;
+- the SDK's parsing of one streamed chunk (json + construct_type), vs orjson and a dict lookup;
+- one ORM SELECT through SQLAlchemy + aiosqlite, a driver-level statement through aiosqlite,
+  a read transaction through an AsyncSession, vs the same SELECT with the stdlib sqlite3 module;
+- HS256 JWT decode (PyJWT).
+Runs in a temporary folder; nothing touches the network.
+"""
+
+import asyncio
+import json
+import os
+import sqlite3
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import jwt
+import orjson
+from openai._models import construct_type
+from openai._utils._transform import async_maybe_transform
+from openai.types.chat import ChatCompletionChunk, completion_create_params
+from sqlalchemy import select, text
+from sqlalchemy.ext.asyncio import async_sessionmaker, create_async_engine
+
+from bench.mock_upstream import build_frames
+from memchat.models import Agent, Base
+
+_LINE = "我们聊到周末去哪里散步，公园里的银杏叶已经黄了。"
+
+
+def prompt(history: int = 20) -> list[dict[str, str]]:
+    messages = [
+        {"role": "system", "content": "你是 AI Agent Web 控制台里的聊天陪伴助手。" * 8},
+        {"role": "user", "content": "聊天对象：bench（bench）\n对象状态：，\n关系阶段："},
+    ]
+    messages += [{"role": "user" if i % 2 == 0 else "assistant", "content": _LINE} for i in range(history)]
+    messages.append({"role": "user", "content": "hello"})
+    return messages
+
+
+def _report(name: str, seconds: float, n: int) -> None:
+    per = seconds / n
+    unit, scale = ("ms", 1e3) if per >= 1e-3 else ("µs", 1e6)
+    print(f"{name:<62} {per * scale:9.2f} {unit}")
+
+
+async def _time_async(name: str, fn: Callable[[], Awaitable[Any]], n: int) -> None:
+    for _ in range(min(50, n)):
+        await fn()
+    started = time.perf_counter()
+    for _ in range(n):
+        await fn()
+    _report(name, time.perf_counter() - started, n)
+
+
+def _time(name: str, fn: Callable[[], Any], n: int) -> None:
+    for _ in range(min(50, n)):
+        fn()
+    started = time.perf_counter()
+    for _ in range(n):
+        fn()
+    _report(name, time.perf_counter() - started, n)
+
+
+async def upstream_costs() -> None:
+    params = {"messages": prompt(), "model": "default", "stream": True}
+    target = completion_create_params.CompletionCreateParamsStreaming
+
+    async def transform() -> None:
+        await async_maybe_transform(params, target)
+
+    await _time_async("openai SDK: transform request params (23 messages)", transform, 300)
+    _time("orjson.dumps of the same params", lambda: orjson.dumps(params), 3000)
+    event = build_frames(2)[1].split(b"\r\n")[1].split(b"\n\n")[0].removeprefix(b"data: ")
+
+    def sdk_chunk() -> None:
+        chunk = construct_type(type_=ChatCompletionChunk, value=json.loads(event))
+        assert isinstance(chunk, ChatCompletionChunk)
+
+    def orjson_chunk() -> None:
+        data = orjson.loads(event)
+        assert data["choices"][0]["delta"].get("content")
+
+    _time("openai SDK: parse one streamed chunk (json + construct_type)", sdk_chunk, 5000)
+    _time("orjson.loads of the same chunk + delta lookup", orjson_chunk, 20000)
+
+
+async def sqlite_costs(folder: str) -> None:
+    path = os.path.join(folder, "micro.sqlite3")
+    engine = create_async_engine(f"sqlite+aiosqlite:///{path}")
+    async with engine.begin() as conn:
+        await conn.run_sync(Base.metadata.create_all)
+        await conn.execute(
+            Base.metadata.tables["users"]
+            .insert()
+            .values(id="u", email="e", password_hash="h", display_name=None, created_at_ms=1)
+        )
+        await conn.execute(
+            Base.metadata.tables["agents"]
+            .insert()
+            .values(id="a", user_id="u", name="n", handle="", created_at_ms=1, updated_at_ms=1)
+        )
+    sessions = async_sessionmaker(engine, expire_on_commit=False)
+    query = select(Agent).where(Agent.id == "a", Agent.user_id == "u")
+    async with sessions() as session:
+
+        async def orm_select() -> None:
+            (await session.execute(query)).scalar_one()
+
+        await _time_async("SQLAlchemy ORM select(Agent) via aiosqlite", orm_select, 500)
+    async with engine.connect() as conn:
+
+        async def driver_select() -> None:
+            (await conn.exec_driver_sql("SELECT 1")).scalar()
+
+        await _time_async("driver-level SELECT 1 via aiosqlite (one thread hop)", driver_select, 500)
+
+    async def read_transaction() -> None:
+        async with sessions() as session, session.begin():
+            await session.execute(text("SELECT 1"))
+
+    await _time_async("AsyncSession: begin + SELECT 1 + commit + close", read_transaction, 300)
+    await engine.dispose()
+    raw = sqlite3.connect(path)
+    _time(
+        "stdlib sqlite3: the same agent SELECT",
+        lambda: raw.execute("SELECT * FROM agents WHERE id = ? AND user_id = ?", ("a", "u")).fetchone(),
+        5000,
+    )
+    raw.close()
+
+
+def jwt_costs() -> None:
+    secret = "s" * 48
+    token = jwt.encode({"sub": "u", "exp": int(time.time()) + 3600}, secret, algorithm="HS256")
+    _time(
+        "PyJWT HS256 decode",
+        lambda: jwt.decode(token, secret, algorithms=["HS256"], options={"require": ["sub", "exp"]}),
+        5000,
+    )
+
+
+async def _main() -> None:
+    print(f"load average {os.getloadavg()[0]:.2f} (the machine is shared: compare rows, not runs)")
+    await upstream_costs()
+    with tempfile.TemporaryDirectory(prefix="memchat-micro-") as folder:
+        await sqlite_costs(folder)
+    jwt_costs()
+
+
+def main() -> None:
+    asyncio.run(_main())
+
+
+if __name__ == "__main__":
+    main()
