@@ -107,10 +107,10 @@ def chat_body(agent_id: str, text: str = USER_TEXT) -> bytes:
     )
 
 
-async def chat(plan: Plan, conn: Connection, agent_id: str, timeout_s: float = 60.0) -> Response:
+async def chat(plan: Plan, conn: Connection, agent_id: str, timeout_s: float = 60.0, text: str = USER_TEXT) -> Response:
     headers = {"authorization": f"Bearer {plan.token}", "content-type": "application/json"}
     return await conn.request(
-        "POST", "/api/chat", body=chat_body(agent_id), headers=headers, keep_body=True, timeout_s=timeout_s
+        "POST", "/api/chat", body=chat_body(agent_id, text), headers=headers, keep_body=True, timeout_s=timeout_s
     )
 
 
@@ -546,18 +546,17 @@ async def figure_history(plan: Plan) -> dict[str, Any]:
 # --- 6. SQL statements and commits per turn (needs bench.sql_probe_server) ---------------------
 
 
-async def figure_sql(plan: Plan) -> dict[str, Any]:
-    turns = plan.sizes.get("sqlTurns", 20)
-    await configure_mock(plan, deltas=TTFB_DELTAS, gap_ms=TTFB_GAP_MS)
-    conn = plan.memchat()
-    agent = plan.agents[0]
-    await chat(plan, conn, agent)  # the default conversation exists from here on
-    await asyncio.sleep(0.3)
+# A user text that the memory rules keep (preference, importance 5), made unique per turn.
+MEMORY_TEXT = "以后记住：我喜欢安静的周末，第 {} 次说。"
+
+
+async def _sql_pass(plan: Plan, conn: Connection, agent: str, turns: int, memory: bool) -> dict[str, Any]:
     await conn.request("POST", "/_bench/sql/reset")
     bad = []
     ttfbs: list[float] = []
     for _ in range(turns):
-        r = await chat(plan, conn, agent)
+        text = MEMORY_TEXT.format(uuid.uuid4().hex[:8]) if memory else USER_TEXT
+        r = await chat(plan, conn, agent, text=text)
         if not _complete(r, TTFB_DELTAS):
             bad.append(r)
         else:
@@ -568,7 +567,6 @@ async def figure_sql(plan: Plan) -> dict[str, Any]:
                 break
             await asyncio.sleep(0.01)
     counts = await conn.request("GET", "/_bench/sql", keep_body=True)
-    conn.close()
     raw: dict[str, Any] = orjson.loads(counts.body)
     per_turn = {
         phase: {k: round(v / turns, 2) for k, v in values.items() if isinstance(v, int | float)}
@@ -582,6 +580,20 @@ async def figure_sql(plan: Plan) -> dict[str, Any]:
         "clientTtfb": summary_ms(ttfbs),
         "errors": _errors(bad),
     }
+
+
+async def figure_sql(plan: Plan) -> dict[str, Any]:
+    """Sequential turns on the probe server: a text the memory rules skip, then one they keep."""
+    turns = plan.sizes.get("sqlTurns", 20)
+    await configure_mock(plan, deltas=TTFB_DELTAS, gap_ms=TTFB_GAP_MS)
+    conn = plan.memchat()
+    agent = plan.agents[0]
+    await chat(plan, conn, agent)  # the default conversation exists from here on
+    await asyncio.sleep(0.3)
+    result = await _sql_pass(plan, conn, agent, turns, memory=False)
+    result["withMemory"] = await _sql_pass(plan, conn, agent, turns, memory=True)
+    conn.close()
+    return result
 
 
 FIGURES: dict[str, Callable[[Plan], Coroutine[Any, Any, dict[str, Any]]]] = {

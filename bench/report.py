@@ -135,7 +135,15 @@ def _rows(r: dict[str, Any]) -> list[Row]:
                 )
             )
     if "sql" in r:
-        p = r["sql"]["perTurn"]
+        rows += _sql_rows(r["sql"]["perTurn"], "")
+        if "withMemory" in r["sql"]:
+            rows += _sql_rows(r["sql"]["withMemory"]["perTurn"], ", text that makes a memory")
+    return rows
+
+
+def _sql_rows(p: dict[str, Any], label: str) -> list[Row]:
+    rows: list[Row] = []
+    if p:
         req, save = p.get("request", {}), p.get("replySave", {})
         after = {
             k: p.get("afterReply", {}).get(k, 0) + p.get("extractionInline", {}).get(k, 0)
@@ -146,7 +154,7 @@ def _rows(r: dict[str, Any]) -> list[Row]:
         all_commits = req.get("commits", 0) + save.get("commits", 0)
         rows.append(
             (
-                "6. SQL statements per turn, response path",
+                f"6. SQL statements per turn, response path{label}",
                 _num(float(statements), 1),
                 "",
                 "",
@@ -158,7 +166,7 @@ def _rows(r: dict[str, Any]) -> list[Row]:
         )
         rows.append(
             (
-                "6. write commits per turn, response path",
+                f"6. write commits per turn, response path{label}",
                 _num(float(commits), 1),
                 "",
                 "",
@@ -169,7 +177,7 @@ def _rows(r: dict[str, Any]) -> list[Row]:
         )
         rows.append(
             (
-                "6. SQL statements per turn for memory extraction",
+                f"6. SQL statements per turn for memory extraction{label}",
                 _num(float(after.get("statements", 0)), 1),
                 "",
                 "",
@@ -184,8 +192,9 @@ def _rows(r: dict[str, Any]) -> list[Row]:
 
 def markdown(document: dict[str, Any]) -> str:
     m = document["machine"]
+    variant = document.get("variant")
     lines = [
-        "# memchat benchmark",
+        "# memchat benchmark" + (f" — experimental variant `{variant}` (bench/variants.py)" if variant else ""),
         "",
         f"{document['startedAt']}, {document['mode']} run, {document['wallS']} s. Machine: {m['cpu']}, "
         f"{m['cores']} cores, Python {m['python']}, load average at start {m['loadAvgAtStart']}. "
@@ -265,7 +274,7 @@ def _cpu_line(r: dict[str, Any]) -> str:
     return ""
 
 
-def plots(document: dict[str, Any], out_dir: Path) -> list[Path]:
+def plots(document: dict[str, Any], out_dir: Path, prefix: str = "") -> list[Path]:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -305,7 +314,7 @@ def plots(document: dict[str, Any], out_dir: Path) -> list[Path]:
         ax_lat.legend(fontsize=7)
         ax_tps.legend(fontsize=7)
         fig.tight_layout()
-        path = out_dir / "latency_vs_concurrency.png"
+        path = out_dir / f"{prefix}latency_vs_concurrency.png"
         fig.savefig(path, dpi=110)
         plt.close(fig)
         written.append(path)
@@ -328,7 +337,7 @@ def plots(document: dict[str, Any], out_dir: Path) -> list[Path]:
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
         fig.tight_layout()
-        path = out_dir / "latency_vs_history.png"
+        path = out_dir / f"{prefix}latency_vs_history.png"
         fig.savefig(path, dpi=110)
         plt.close(fig)
         written.append(path)

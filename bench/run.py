@@ -32,6 +32,7 @@ import httpx
 
 from bench import report
 from bench.seed import analyze, seed_conversation
+from bench.variants import VARIANTS
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
@@ -220,7 +221,13 @@ def profile(pid: int, seconds: int, out: Path) -> subprocess.Popen[bytes] | None
 
 
 def bench_database(
-    kind: str, figures: list[str], sizes: dict[str, Any], mock_url: str, mock_pid: int, do_profile: bool
+    kind: str,
+    figures: list[str],
+    sizes: dict[str, Any],
+    mock_url: str,
+    mock_pid: int,
+    do_profile: bool,
+    variant: str | None = None,
 ) -> dict[str, Any]:
     results: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix=f"memchat-bench-{kind}-") as tmp, database(kind, Path(tmp)) as url:
@@ -229,6 +236,8 @@ def bench_database(
         port = free_port()
         base = f"http://127.0.0.1:{port}"
         serve = [MEMCHAT, "serve", "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning", "--migrate"]
+        if variant:
+            serve = [PYTHON, "-m", "bench.variant_server", "--variant", variant, "--port", str(port)]
         with process(serve, env=env, cwd=workdir, log_path=workdir / "memchat.log") as server:
             wait_http(f"{base}/healthz", proc=server)
             api = Api(base)
@@ -249,7 +258,9 @@ def bench_database(
                 if figure in figures:
                     results[figure] = run_loadgen(figure, plan, workdir)
             if do_profile:
-                results["profiles"] = profile_server(plan, server.pid, workdir, kind)
+                results["profiles"] = profile_server(
+                    plan, server.pid, workdir, kind + (f"-{variant}" if variant else "")
+                )
             if "history" in figures:
                 history_agents: dict[str, str] = {}
                 now_ms = int(time.time() * 1000) - 10_000_000
@@ -279,6 +290,8 @@ def bench_database(
             port = free_port()
             base = f"http://127.0.0.1:{port}"
             probe = [PYTHON, "-m", "bench.sql_probe_server", "--host", "127.0.0.1", "--port", str(port)]
+            if variant:
+                probe += ["--variant", variant]
             with process(probe, env=env, cwd=workdir, log_path=workdir / "probe.log") as server:
                 wait_http(f"{base}/healthz", proc=server)
                 api = Api(base)
@@ -345,6 +358,11 @@ def main() -> None:
     parser.add_argument("--only", default=",".join(ALL_FIGURES), help="comma-separated figures to run")
     parser.add_argument("--profile", action="store_true", help="also record py-spy profiles of the server")
     parser.add_argument("--out", default=str(RESULTS), help="where latest.md/json and the plots go")
+    parser.add_argument(
+        "--variant",
+        choices=sorted(VARIANTS),
+        help="serve memchat with an experimental hot-path variant (bench.variants); writes variant-NAME.*",
+    )
     args = parser.parse_args()
     figures = [f for f in args.only.split(",") if f]
     unknown = set(figures) - set(ALL_FIGURES)
@@ -363,21 +381,26 @@ def main() -> None:
         env = dict(os.environ, PYTHONPATH=str(ROOT))
         with process(mock_cmd, env=env, cwd=ROOT, log_path=Path(tmp) / "mock.log") as mock:
             wait_http(f"{mock_url}/healthz", proc=mock)
-            by_db = {kind: bench_database(kind, figures, sizes, mock_url, mock.pid, args.profile) for kind in kinds}
+            by_db = {
+                kind: bench_database(kind, figures, sizes, mock_url, mock.pid, args.profile, args.variant)
+                for kind in kinds
+            }
     document = {
         "machine": info,
         "mode": "quick" if args.quick else "full",
+        "variant": args.variant,
         "sizes": sizes,
         "startedAt": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
         "wallS": round(time.perf_counter() - started, 1),
         "results": by_db,
     }
-    (out_dir / "latest.json").write_text(json.dumps(document, indent=2, ensure_ascii=False))
+    stem = f"variant-{args.variant}" if args.variant else "latest"
+    (out_dir / f"{stem}.json").write_text(json.dumps(document, indent=2, ensure_ascii=False))
     markdown = report.markdown(document)
-    (out_dir / "latest.md").write_text(markdown)
-    report.plots(document, out_dir)
+    (out_dir / f"{stem}.md").write_text(markdown)
+    report.plots(document, out_dir, prefix="" if not args.variant else f"variant-{args.variant}-")
     print(markdown)
-    log(f"done in {document['wallS']} s: {out_dir / 'latest.md'}")
+    log(f"done in {document['wallS']} s: {out_dir / (stem + '.md')}")
 
 
 if __name__ == "__main__":

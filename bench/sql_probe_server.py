@@ -37,7 +37,9 @@ from starlette.routing import Route
 import memchat.chat.router as chat_router_module
 import memchat.chat.turn as turn_module
 import memchat.deps as deps_module
+from bench import variants
 from bench.stats import summary_ms
+from bench.variants import VARIANTS
 from memchat.app import create_app
 from memchat.llm.client import LLMClient
 from memchat.settings import Settings
@@ -217,7 +219,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=18092)
+    parser.add_argument("--variant", choices=sorted(VARIANTS), help="an experimental hot path from bench.variants")
     args = parser.parse_args()
+    variants.apply(args.variant)
     settings = Settings()
     settings.migrate_on_start = True
     install_timers()
