@@ -107,3 +107,18 @@ async def test_chat_rate_limit(running: Running, user_token: str, agent: dict[st
     assert int(response.headers["retry-after"]) >= 1
     history = (await running.client.get(f"/api/agents/{agent['id']}/messages", headers=auth(user_token))).json()
     assert len(history["messages"]) == 4
+
+
+async def test_nul_characters_are_refused_not_stored(running: Running, user_token: str, agent: dict[str, Any]) -> None:
+    response = await running.client.post(
+        "/api/agents", json={"name": "a", "profile": {"lastActive": "x\u0000y"}}, headers=auth(user_token)
+    )
+    assert response.status_code == 422
+    response = await running.client.get(f"/api/agents/{agent['id']}/messages?before=%00", headers=auth(user_token))
+    assert response.status_code == 422
+    body = chat_body(agent["id"], "hi", message_id="id\u0000")
+    response = await running.client.post("/api/chat", json=body, headers=auth(user_token))
+    assert response.status_code == 422
+    await assert_nothing_stored(running, user_token, agent["id"])
+    listed = (await running.client.get("/api/agents", headers=auth(user_token))).json()["agents"]
+    assert [a["id"] for a in listed] == [agent["id"]]

@@ -13,7 +13,7 @@ from memchat.models import User
 from memchat.state import AppState
 
 
-def get_state(request: Request) -> AppState:
+async def get_state(request: Request) -> AppState:
     state: AppState = request.app.state.memchat
     return state
 
@@ -48,3 +48,16 @@ async def _current_user(
 
 
 CurrentUser = Annotated[User, Depends(_current_user)]
+
+
+async def _token_user_id(
+    state: State, credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
+) -> str:
+    """The token's user id, verified by signature only: the chat turn checks the user in its own
+    transaction (an agent found by (id, user_id) proves it), saving a transaction per turn."""
+    if credentials is None or credentials.scheme.lower() != "bearer" or not credentials.credentials:
+        raise Unauthorized("missing bearer token", code="missing_token")
+    return state.tokens.user_id(credentials.credentials)
+
+
+TokenUserId = Annotated[str, Depends(_token_user_id)]

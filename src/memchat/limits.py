@@ -1,15 +1,10 @@
-"""Request body cap as a pure ASGI middleware (BaseHTTPMiddleware would break streaming)."""
+"""Request guards as a pure ASGI middleware (BaseHTTPMiddleware would break streaming): the body
+cap, and no NUL in URLs (PostgreSQL cannot compare text with NUL)."""
 
 from typing import Any
 
 import orjson
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
-
-
-def _too_large(limit: int) -> bytes:
-    return orjson.dumps(
-        {"error": {"code": "payload_too_large", "message": f"the request body is larger than {limit} bytes"}}
-    )
 
 
 class BodySizeLimit:
@@ -21,9 +16,16 @@ class BodySizeLimit:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        if "\x00" in scope.get("path", "") or b"%00" in scope.get("query_string", b"").lower():
+            await _reject(send, 422, "invalid_input", "NUL characters are not allowed in URLs")
+            return
         for name, value in scope.get("headers", []):
-            if name == b"content-length" and value.isdigit() and int(value) > self.max_bytes:
-                await self._reject(send)
+            if name == b"content-length" and value.isdigit():
+                if int(value) > self.max_bytes:
+                    await self._reject(send)
+                    return
+                # The server enforces Content-Length itself: nothing to count, nothing to wrap.
+                await self.app(scope, receive, send)
                 return
         received = 0
         started = False
@@ -50,10 +52,14 @@ class BodySizeLimit:
                 await self._reject(send)
 
     async def _reject(self, send: Send) -> None:
-        body = _too_large(self.max_bytes)
-        headers: list[Any] = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
-        await send({"type": "http.response.start", "status": 413, "headers": headers})
-        await send({"type": "http.response.body", "body": body})
+        await _reject(send, 413, "payload_too_large", f"the request body is larger than {self.max_bytes} bytes")
+
+
+async def _reject(send: Send, status: int, code: str, message: str) -> None:
+    body = orjson.dumps({"error": {"code": code, "message": message}})
+    headers: list[Any] = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
 
 
 class _BodyTooLarge(Exception):

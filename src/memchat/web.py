@@ -12,7 +12,8 @@ _NOT_BUILT = """<!doctype html><html lang="zh"><meta charset="utf-8"><title>memc
 <h1>memchat</h1><p>The API is running at <code>/api</code>
 (docs: <a href="/docs">/docs</a>).</p>
 <p>The web console is not built. Build it with:</p>
-<pre>cd web &amp;&amp; npm ci &amp;&amp; npm run build</pre><p>then restart <code>memchat serve</code>.</p></body></html>"""
+<pre>cd web &amp;&amp; npm ci &amp;&amp; npm run build</pre>
+<p>then restart <code>memchat serve</code>.</p></body></html>"""
 
 
 def default_dist_dir() -> Path:

@@ -5,7 +5,7 @@ from starlette.responses import Response
 
 from memchat.chat.schemas import ChatRequest
 from memchat.chat.turn import run_chat_turn
-from memchat.deps import CurrentUser, State
+from memchat.deps import State, TokenUserId
 from memchat.schemas import ErrorBody
 
 router = APIRouter(tags=["chat"])
@@ -26,8 +26,8 @@ router = APIRouter(tags=["chat"])
 )
 async def chat(
     body: ChatRequest,
-    user: CurrentUser,
+    user_id: TokenUserId,
     state: State,
     idempotency_key: Annotated[str | None, Header(max_length=200)] = None,
 ) -> Response:
-    return await run_chat_turn(state, user.id, body, idempotency_key)
+    return await run_chat_turn(state, user_id, body, idempotency_key)

@@ -5,6 +5,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic.alias_generators import to_camel
 
+from memchat.schemas import reject_nul
+
 
 class UIPart(BaseModel):
     """A UIMessage part. Only text parts are read; step-start, reasoning, files... are accepted and ignored."""
@@ -22,6 +24,12 @@ class UIMessage(BaseModel):
     role: Literal["system", "user", "assistant"]
     parts: list[UIPart] = Field(default_factory=list)
     content: str | None = Field(default=None, description="older clients send plain content instead of parts")
+
+    @field_validator("id", mode="after")
+    @classmethod
+    def _no_nul_id(cls, value: str | None) -> str | None:
+        result: str | None = reject_nul(value)
+        return result
 
     def text(self) -> str:
         texts = [part.text for part in self.parts if part.type == "text" and part.text]
@@ -72,6 +80,12 @@ class ChatRequest(BaseModel):
     agent_id: str | None = Field(default=None, max_length=200)
     conversation_id: str | None = Field(default=None, max_length=200)
     conversation: ConversationOverride | None = None
+
+    @field_validator("id", "message_id", "agent_id", "conversation_id", mode="after")
+    @classmethod
+    def _no_nul(cls, value: str | None) -> str | None:
+        result: str | None = reject_nul(value)
+        return result
 
     def last_user_message(self) -> UIMessage | None:
         for message in reversed(self.messages):

@@ -1,8 +1,9 @@
 """Engines and session factories. SQLite gets WAL, busy_timeout, foreign keys and BEGIN IMMEDIATE writes."""
 
+import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -41,12 +42,20 @@ class Database:
     read_sessions: async_sessionmaker[AsyncSession]
     write_sessions: async_sessionmaker[AsyncSession]
     is_sqlite: bool
+    # SQLite has one writer at a time. Queue this process's writers here, in FIFO order, instead
+    # of letting them poll the file lock with busy_timeout's growing sleeps (which, under load,
+    # ran past the timeout: "database is locked").
+    _write_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
     @asynccontextmanager
     async def write(self) -> AsyncIterator[AsyncSession]:
-        """A write transaction: commits when the block ends, rolls back on error."""
-        async with self.write_sessions() as session, session.begin():
-            yield session
+        """A write transaction: commits when the block ends, rolls back on error. Not reentrant."""
+        if self.is_sqlite:
+            async with self._write_lock, self.write_sessions() as session, session.begin():
+                yield session
+        else:
+            async with self.write_sessions() as session, session.begin():
+                yield session
 
     @asynccontextmanager
     async def read(self) -> AsyncIterator[AsyncSession]:

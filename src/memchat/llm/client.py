@@ -1,21 +1,29 @@
-"""The upstream LLM: any OpenAI-compatible chat-completions endpoint, through the openai SDK."""
+"""The upstream LLM: any OpenAI-compatible chat-completions endpoint.
+
+The streamed reply goes through httpx + httpx-sse (memchat.llm.stream); non-streamed calls off the
+response path (extraction, summaries) through the openai SDK.
+"""
 
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
+import httpx
 import httpx2
 import openai
 from openai import AsyncOpenAI
 
 from memchat.errors import UpstreamError
+from memchat.llm.stream import STREAM_FAILURES, SSEChatStream, open_sse_stream
 
 log = logging.getLogger("memchat.llm")
 
 BaseUrlResolver = Callable[[], Awaitable[str]]
 
-# What a broken stream raises: SDK errors, or the transport's own once the body is being read.
-STREAM_ERRORS: tuple[type[Exception], ...] = (openai.OpenAIError, httpx2.HTTPError)
+# What a broken stream raises once its body is being read.
+STREAM_ERRORS: tuple[type[Exception], ...] = (*STREAM_FAILURES, openai.OpenAIError, httpx2.HTTPError)
+
+LLMStream = SSEChatStream
 
 
 def upstream_error(exc: Exception) -> UpstreamError:
@@ -41,25 +49,6 @@ def upstream_error(exc: Exception) -> UpstreamError:
     return UpstreamError("the language model stream failed", status_code=502, code="upstream_error")
 
 
-class LLMStream:
-    """Text deltas of one streamed completion; `finish_reason` is set once the stream ended properly."""
-
-    def __init__(self, chunks: Any):
-        self._chunks = chunks
-        self.finish_reason: str | None = None
-
-    async def deltas(self) -> AsyncIterator[str]:
-        async for chunk in self._chunks:
-            for choice in chunk.choices:
-                if choice.delta is not None and choice.delta.content:
-                    yield choice.delta.content
-                if choice.finish_reason:
-                    self.finish_reason = choice.finish_reason
-
-    async def close(self) -> None:
-        await self._chunks.close()
-
-
 class LLMClient:
     def __init__(
         self,
@@ -82,18 +71,34 @@ class LLMClient:
         self._api_key = api_key
         self.model = model
         self._timeout = openai.Timeout(read_timeout_s, connect=connect_timeout_s)
+        self._read_timeout_s = read_timeout_s
+        self._connect_timeout_s = connect_timeout_s
+        self._http_client: httpx.AsyncClient | None = None
         self._max_retries = max_retries
         self._max_tokens = max_tokens
         self._stop = stop
         self._temperature = temperature
         self._client: AsyncOpenAI | None = None
 
+    async def _url(self) -> str:
+        if self._base_url is None:
+            assert self._resolve_base_url is not None
+            self._base_url = await self._resolve_base_url()
+        return self._base_url.rstrip("/")
+
+    async def _http(self) -> tuple[httpx.AsyncClient, str]:
+        base_url = await self._url()
+        if self._http_client is None:
+            self._http_client = httpx.AsyncClient(
+                timeout=httpx.Timeout(self._read_timeout_s, connect=self._connect_timeout_s),
+                # thousands of paced streams may be open at once; the OS, not a pool, is the cap
+                limits=httpx.Limits(max_connections=None, max_keepalive_connections=256),
+            )
+        return self._http_client, base_url
+
     async def _sdk(self) -> AsyncOpenAI:
         if self._client is None:
-            base_url = self._base_url
-            if base_url is None:
-                assert self._resolve_base_url is not None
-                base_url = await self._resolve_base_url()
+            base_url = await self._url()
             self._client = AsyncOpenAI(
                 base_url=base_url, api_key=self._api_key, timeout=self._timeout, max_retries=self._max_retries
             )
@@ -110,24 +115,21 @@ class LLMClient:
         options.update(extra)
         return options
 
-    async def open_stream(self, messages: list[dict[str, str]], **extra: Any) -> LLMStream:
+    async def open_stream(self, messages: list[dict[str, str]], **extra: Any) -> SSEChatStream:
         """Start a streamed completion. Raises UpstreamError when it fails before streaming.
 
-        The SDK retries connection errors, 429 and 5xx here, before any text exists; nothing
+        Connection errors, 429 and 5xx are retried here, before any text exists; nothing
         retries once deltas flow (the user would see text twice).
         """
-        client = await self._sdk()
-        try:
-            chunks = await client.chat.completions.create(
-                model=self.model,
-                messages=messages,  # type: ignore[arg-type]
-                stream=True,
-                **self._options(extra),
-            )
-        except openai.OpenAIError as exc:
-            log.warning("upstream failed before streaming: %s", exc)
-            raise upstream_error(exc) from exc
-        return LLMStream(chunks)
+        client, base_url = await self._http()
+        body = {"model": self.model, "messages": messages, "stream": True, **self._options(extra)}
+        return await open_sse_stream(
+            client,
+            f"{base_url}/chat/completions",
+            body,
+            headers={"Authorization": f"Bearer {self._api_key}", "Content-Type": "application/json"},
+            max_retries=self._max_retries,
+        )
 
     async def complete(self, messages: list[dict[str, str]], **extra: Any) -> str:
         """A non-streamed completion, for background work (LLM extraction, summaries)."""
@@ -142,6 +144,24 @@ class LLMClient:
             raise upstream_error(exc) from exc
         return response.choices[0].message.content or "" if response.choices else ""
 
+    async def complete_structured(
+        self, messages: list[dict[str, str]], response_format: dict[str, Any], **extra: Any
+    ) -> str:
+        """A non-streamed completion asking for `response_format` (a JSON schema).
+
+        An upstream that refuses the request (a 4xx other than 429: no json_schema support) is
+        asked once more without it; the caller parses the answer tolerantly either way.
+        """
+        try:
+            return await self.complete(messages, response_format=response_format, **extra)
+        except UpstreamError as exc:
+            if exc.code != "upstream_rejected":
+                raise
+            log.info("upstream refused response_format; asking without it")
+            return await self.complete(messages, **extra)
+
     async def aclose(self) -> None:
         if self._client is not None:
             await self._client.close()
+        if self._http_client is not None:
+            await self._http_client.aclose()
