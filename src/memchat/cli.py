@@ -118,4 +118,6 @@ def openapi() -> None:
 
 def main() -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    for noisy in ("httpx", "httpcore", "httpx2", "httpcore2", "openai"):  # a line per upstream request
+        logging.getLogger(noisy).setLevel(logging.WARNING)
     cli()
