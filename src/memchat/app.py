@@ -9,6 +9,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
 from sqlalchemy import text
+from sqlalchemy.exc import OperationalError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import JSONResponse
 
@@ -16,7 +17,7 @@ from memchat.agents.router import router as agents_router
 from memchat.auth.router import router as auth_router
 from memchat.auth.security import TokenCodec, resolve_jwt_secret
 from memchat.background import BackgroundTasks
-from memchat.chat.extraction import recover_unfinished_turns
+from memchat.chat.extraction import ExtractionTools, recover_unfinished_turns
 from memchat.chat.rate_limit import RateLimiter
 from memchat.chat.router import router as chat_router
 from memchat.conversations.router import router as conversations_router
@@ -26,6 +27,7 @@ from memchat.errors import MemchatError
 from memchat.limits import BodySizeLimit
 from memchat.llm.setup import build_llm
 from memchat.memories.router import router as memories_router
+from memchat.memories.semantic import build_memory_embeddings
 from memchat.schemas import CamelModel
 from memchat.settings import Settings
 from memchat.state import AppState
@@ -70,6 +72,11 @@ def install_error_handlers(app: FastAPI) -> None:
         code = {404: "not_found", 405: "method_not_allowed", 401: "unauthorized"}.get(exc.status_code, "http_error")
         return _error(exc.status_code, code, str(exc.detail), getattr(exc, "headers", None))
 
+    @app.exception_handler(OperationalError)
+    async def _database_busy(_request: Request, exc: OperationalError) -> JSONResponse:
+        log.error("database unavailable: %s", exc.orig)
+        return _error(503, "database_unavailable", "the database is busy; try again", {"Retry-After": "1"})
+
     @app.exception_handler(Exception)
     async def _bug(_request: Request, exc: Exception) -> JSONResponse:
         log.exception("unhandled error", exc_info=exc)
@@ -99,8 +106,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             chat_limiter=RateLimiter(settings.chat_rate_limit_per_minute),
         )
         state.local_model = local_server
+        state.embeddings = build_memory_embeddings(settings)
+        if state.embeddings is not None:
+            await state.embeddings.prepare()  # fits the extractor once, not on the first turn
         app.state.memchat = state
-        await recover_unfinished_turns(db, settings)
+        await recover_unfinished_turns(db, settings, ExtractionTools(llm=llm, embeddings=state.embeddings))
         try:
             yield
         finally:

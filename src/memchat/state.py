@@ -9,6 +9,7 @@ from memchat.background import BackgroundTasks
 from memchat.chat.rate_limit import RateLimiter
 from memchat.db.engine import Database
 from memchat.llm.client import LLMClient
+from memchat.memories.semantic import MemoryEmbeddings
 from memchat.settings import Settings
 
 
@@ -25,3 +26,5 @@ class AppState:
     live_turns: set[str] = field(default_factory=set)
     # The embedded model server when no upstream URL is configured (memchat.llm.local).
     local_model: Any = None
+    # Memory v2: the embedder and the embeddings extractor, when configured (memchat.memories.semantic).
+    embeddings: MemoryEmbeddings | None = None

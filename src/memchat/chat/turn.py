@@ -9,30 +9,42 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator
 
+from sqlalchemy.exc import OperationalError
 from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.responses import PlainTextResponse, Response, StreamingResponse
 
 from memchat.agents import repository as agents
+from memchat.auth.repository import get_user
 from memchat.chat.context import TurnContext
-from memchat.chat.extraction import extract_inline, extract_safely
+from memchat.chat.extraction import ExtractionTools, extract_inline, run_after_turn
 from memchat.chat.prompt import PromptMemory, PromptProfile, build_prompt_messages
 from memchat.chat.save import save_assistant_turn
 from memchat.chat.schemas import ChatRequest
 from memchat.clock import now_ms
 from memchat.conversations import repository as conversations
-from memchat.errors import Conflict, InvalidInput, NotFound, PayloadTooLarge, TooManyRequests, UpstreamError
+from memchat.errors import (
+    Conflict,
+    InvalidInput,
+    NotFound,
+    PayloadTooLarge,
+    TooManyRequests,
+    Unauthorized,
+    UpstreamError,
+)
 from memchat.llm.client import STREAM_ERRORS, LLMStream, upstream_error
 from memchat.memories import repository as memories
+from memchat.memories.service import recall_for_prompt
 from memchat.models import Agent, Conversation, Message
 from memchat.models.agent import PROFILE_FIELDS
 from memchat.models.memory import ACTIVE
-from memchat.models.message import COMPLETED, EXTRACTION_DONE, REPLY_FAILED, REPLY_PENDING
+from memchat.models.message import COMPLETED, EXTRACTION_DONE, EXTRACTION_PENDING, REPLY_FAILED, REPLY_PENDING
 from memchat.state import AppState
 from memchat.text import normalize
 
 log = logging.getLogger("memchat.turn")
 
 STREAM_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+_SAVE_ATTEMPTS = 3
 
 
 class _Replay(Exception):
@@ -71,6 +83,11 @@ def _profile(agent: Agent | None, request: ChatRequest) -> PromptProfile | None:
         return PromptProfile().overridden(override) if request.conversation is not None else None
     stored = PromptProfile(name=agent.name, handle=agent.handle, **{f: getattr(agent, f) for f in PROFILE_FIELDS})
     return stored.overridden(override)
+
+
+async def _require_user(session: AsyncSession, user_id: str) -> None:
+    if await get_user(session, user_id) is None:
+        raise Unauthorized("invalid token", code="invalid_token")
 
 
 async def _conversation(session: AsyncSession, request: ChatRequest, agent: Agent, user_id: str) -> Conversation:
@@ -173,6 +190,8 @@ async def prepare_turn(state: AppState, user_id: str, request: ChatRequest, idem
     settings = state.settings
     if request.agent_id is None:
         # Compatibility path: nothing stored, the client's messages are the history.
+        async with state.db.read() as session:
+            await _require_user(session, user_id)
         if request.trigger == "regenerate-message" and request.last_user_message() is None:
             raise InvalidInput("the request has no user message", code="no_user_message")
         client_history = [(m.role, m.text()) for m in request.messages if m.role != "system"]
@@ -190,6 +209,7 @@ async def prepare_turn(state: AppState, user_id: str, request: ChatRequest, idem
     async with state.db.write() as session:
         agent = await agents.get_agent(session, user_id, request.agent_id)
         if agent is None:
+            await _require_user(session, user_id)  # a deleted user's token is a 401, not a 404
             raise NotFound("agent not found", code="agent_not_found")
         conversation, user_message = await _store_user_side(
             state, session, request, agent, user_id, text, idempotency_key
@@ -197,10 +217,14 @@ async def prepare_turn(state: AppState, user_id: str, request: ChatRequest, idem
         recent = await conversations.recent_messages(
             session, conversation.id, limit=settings.recent_message_limit, before_seq=user_message.seq
         )
-        active = await memories.list_memories(
-            session, user_id=user_id, agent_id=agent.id, status=ACTIVE, limit=settings.memory_injection_limit
-        )
+        if settings.memory_recall == "ranked":
+            active = await memories.active_memories(session, agent.id)  # ranked below, outside the transaction
+        else:
+            active = await memories.list_memories(
+                session, user_id=user_id, agent_id=agent.id, status=ACTIVE, limit=settings.memory_injection_limit
+            )
         state.live_turns.add(user_message.id)
+    active = await recall_for_prompt(settings, state.embeddings, user_message.content, active)
     history: list[tuple[str, str]] = [(m.role, m.content) for m in recent]
     turn = TurnContext(
         user_id=user_id,
@@ -261,6 +285,9 @@ class TurnRelay:
                 if delta:
                     self._parts.append(delta)
                     self._queue.put_nowait(delta)
+                    # A reply that arrives in one burst is all in the socket buffer: let the
+                    # response task write each delta instead of parsing the whole burst first.
+                    await asyncio.sleep(0)
             completed = self._stream.finish_reason is not None
         except STREAM_ERRORS as exc:
             log.warning("upstream stream broke after %d deltas: %s", len(self._parts), exc)
@@ -273,25 +300,55 @@ class TurnRelay:
 
     async def _finish(self, completed: bool) -> None:
         state, turn = self._state, self._turn
+        assistant: Message | None = None
         extracted_inline = False
         try:
             await self._stream.close()
-            async with state.db.write() as session:
-                assistant = await save_assistant_turn(
-                    session, turn, "".join(self._parts), completed=completed, extraction_state=EXTRACTION_DONE
-                )
-                if assistant is not None:
-                    user_message = None
-                    if turn.user_message_id is not None:
-                        user_message = await conversations.get_message_by_id(session, turn.user_message_id)
-                    extracted_inline = await extract_inline(session, state.settings, assistant, user_message)
+            for attempt in range(1, _SAVE_ATTEMPTS + 1):
+                try:
+                    assistant, extracted_inline = await self._save(completed)
+                    break
+                except OperationalError:
+                    # The reply exists only in memory now: a busy database must not lose it.
+                    if attempt == _SAVE_ATTEMPTS:
+                        raise
+                    log.warning("saving the turn failed (attempt %d), retrying", attempt, exc_info=True)
+                    await asyncio.sleep(0.2 * attempt)
         finally:
             if turn.user_message_id is not None:
                 state.live_turns.discard(turn.user_message_id)
-        if assistant is not None and not extracted_inline:
-            state.background.spawn(
-                extract_safely(state.db, state.settings, assistant.id), name=f"extract-{assistant.id}"
+        settings = state.settings
+        if assistant is not None and (
+            not extracted_inline or state.embeddings is not None or settings.summary_strategy == "llm"
+        ):
+            # After the commit, by id, safe to run twice; never on the response path.
+            tools = ExtractionTools(llm=state.llm, embeddings=state.embeddings)
+            job = run_after_turn(
+                state.db,
+                settings,
+                tools,
+                assistant_message_id=assistant.id,
+                agent_id=assistant.agent_id,
+                conversation_id=assistant.conversation_id,
+                extract=not extracted_inline,
             )
+            state.background.spawn(job, name=f"after-turn-{assistant.id}")
+
+    async def _save(self, completed: bool) -> tuple[Message | None, bool]:
+        state, turn = self._state, self._turn
+        async with state.db.write() as session:
+            background = state.settings.extraction_in_background
+            assistant = await save_assistant_turn(
+                session,
+                turn,
+                "".join(self._parts),
+                completed=completed,
+                extraction_state=EXTRACTION_PENDING if background else EXTRACTION_DONE,
+            )
+            if assistant is None or background:
+                return assistant, False
+            extracted = await extract_inline(session, state.settings, assistant, turn.user_message_id, turn.user_text)
+        return assistant, extracted
 
     async def client_body(self) -> AsyncIterator[bytes]:
         while (delta := await self._queue.get()) is not None:

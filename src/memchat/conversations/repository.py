@@ -182,3 +182,49 @@ async def messages_in_state(session: AsyncSession, **where: str) -> Sequence[Mes
     for column, value in where.items():
         query = query.where(getattr(Message, column) == value)
     return (await session.execute(query.order_by(Message.seq))).scalars().all()
+
+
+async def conversation_by_id(session: AsyncSession, conversation_id: str) -> Conversation | None:
+    return await session.get(Conversation, conversation_id)
+
+
+async def live_messages_after(
+    session: AsyncSession, conversation_id: str, *, after_seq: int, limit: int
+) -> list[Message]:
+    """The newest `limit` live messages with seq > after_seq, oldest first."""
+    query = select(Message).where(
+        Message.conversation_id == conversation_id, Message.status != SUPERSEDED, Message.seq > after_seq
+    )
+    result = await session.execute(query.order_by(Message.seq.desc()).limit(limit))
+    return list(reversed(result.scalars().all()))
+
+
+async def last_live_seq(session: AsyncSession, conversation_id: str) -> int | None:
+    result = await session.execute(
+        select(func.max(Message.seq)).where(Message.conversation_id == conversation_id, Message.status != SUPERSEDED)
+    )
+    value = result.scalar_one_or_none()
+    return int(value) if value is not None else None
+
+
+async def store_llm_summary(
+    session: AsyncSession,
+    conversation_id: str,
+    *,
+    expected_through_seq: int | None,
+    llm_summary: str,
+    through_seq: int,
+    set_summary: bool,
+    now_ms: int,
+) -> bool:
+    """Store an LLM summary unless another one landed meanwhile (compare-and-set on through_seq)."""
+    values: dict[str, object] = {"llm_summary": llm_summary, "llm_summary_through_seq": through_seq}
+    if set_summary:
+        values["summary"] = llm_summary
+        values["updated_at_ms"] = now_ms
+    through = Conversation.llm_summary_through_seq
+    condition = through.is_(None) if expected_through_seq is None else through == expected_through_seq
+    result = await session.execute(
+        update(Conversation).where(Conversation.id == conversation_id, condition).values(**values)
+    )
+    return (result.rowcount or 0) > 0  # type: ignore[attr-defined]

@@ -2,12 +2,13 @@
 
 import hashlib
 from collections.abc import Sequence
+from typing import Any
 
-from sqlalchemy import delete, func, select, text
+from sqlalchemy import delete, func, select, text, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from memchat.models import Memory
+from memchat.models import Memory, MemoryEvent
 from memchat.models.base import new_id
 from memchat.models.memory import ACTIVE
 
@@ -58,6 +59,8 @@ async def insert_if_new(
     importance: int,
     source_message_id: str | None,
     now_ms: int,
+    embedding: bytes | None = None,
+    embedding_model: str | None = None,
 ) -> str | None:
     """Insert unless an active memory of this agent has the same content; the id, or None if skipped.
 
@@ -76,6 +79,8 @@ async def insert_if_new(
         "status": ACTIVE,
         "created_at_ms": now_ms,
         "updated_at_ms": now_ms,
+        "embedding": embedding,
+        "embedding_model": embedding_model if embedding is not None else None,
     }
     dialect = session.get_bind().dialect.name
     insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
@@ -90,3 +95,67 @@ async def insert_if_new(
 
 async def delete_memory(session: AsyncSession, memory_id: str) -> None:
     await session.execute(delete(Memory).where(Memory.id == memory_id))
+
+
+async def active_memories(session: AsyncSession, agent_id: str) -> Sequence[Memory]:
+    """All active memories of an agent, in the v1 order (importance desc, updated_at_ms desc)."""
+    query = (
+        select(Memory)
+        .where(Memory.agent_id == agent_id, Memory.status == ACTIVE)
+        .order_by(Memory.importance.desc(), Memory.updated_at_ms.desc(), Memory.id)
+    )
+    return (await session.execute(query)).scalars().all()
+
+
+async def get_memory_of_agent(session: AsyncSession, agent_id: str, memory_id: str) -> Memory | None:
+    result = await session.execute(select(Memory).where(Memory.id == memory_id, Memory.agent_id == agent_id))
+    return result.scalar_one_or_none()
+
+
+async def set_embedding(session: AsyncSession, memory_id: str, content: str, embedding: bytes, model: str) -> None:
+    """Store a vector only if the content it was computed from is still the memory's content."""
+    await session.execute(
+        update(Memory)
+        .where(Memory.id == memory_id, Memory.content_hash == content_hash(content))
+        .values(embedding=embedding, embedding_model=model)
+    )
+
+
+async def insert_event(
+    session: AsyncSession,
+    *,
+    memory: Memory,
+    kind: str,
+    actor: str,
+    before: dict[str, Any] | None,
+    after: dict[str, Any] | None,
+    source_message_id: str | None,
+    now_ms: int,
+) -> MemoryEvent:
+    event = MemoryEvent(
+        memory_id=memory.id,
+        user_id=memory.user_id,
+        agent_id=memory.agent_id,
+        kind=kind,
+        actor=actor,
+        before=before,
+        after=after,
+        source_message_id=source_message_id,
+        created_at_ms=now_ms,
+    )
+    session.add(event)
+    await session.flush()
+    return event
+
+
+async def list_events(session: AsyncSession, memory_id: str) -> Sequence[MemoryEvent]:
+    """A memory's history, oldest first."""
+    query = select(MemoryEvent).where(MemoryEvent.memory_id == memory_id)
+    return (await session.execute(query.order_by(MemoryEvent.created_at_ms, MemoryEvent.seq))).scalars().all()
+
+
+async def get_event(session: AsyncSession, memory_id: str, event_id: str) -> MemoryEvent | None:
+    result = await session.execute(
+        select(MemoryEvent).where(MemoryEvent.id == event_id, MemoryEvent.memory_id == memory_id)
+    )
+    return result.scalar_one_or_none()

@@ -3,8 +3,17 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Response, status
 
 from memchat.deps import CurrentUser, ReadSession, State, WriteSession
-from memchat.memories import service
-from memchat.memories.schemas import MemoryCreate, MemoryList, MemoryOut, MemoryPatch, MemoryStatus
+from memchat.memories import history, service
+from memchat.memories.schemas import (
+    MemoryCreate,
+    MemoryHistory,
+    MemoryList,
+    MemoryOut,
+    MemoryPatch,
+    MemoryRevert,
+    MemoryStatus,
+)
+from memchat.schemas import ErrorBody
 
 router = APIRouter(tags=["memories"])
 
@@ -37,3 +46,29 @@ async def update_memory(
 async def delete_memory(memory_id: str, user: CurrentUser, session: WriteSession) -> Response:
     await service.delete_memory(session, user.id, memory_id)
     return Response(status_code=status.HTTP_204_NO_CONTENT)
+
+
+@router.get(
+    "/api/memories/{memory_id}/history",
+    responses={404: {"model": ErrorBody, "description": "no such memory of this user"}},
+)
+async def memory_history(memory_id: str, user: CurrentUser, session: ReadSession) -> MemoryHistory:
+    """Every change to the memory (extracted, merged, updated, archived, edited, reverted), oldest first."""
+    return await history.memory_history(session, user.id, memory_id)
+
+
+@router.post(
+    "/api/memories/{memory_id}/revert",
+    responses={
+        404: {"model": ErrorBody, "description": "no such memory of this user, or no such event of the memory"},
+        409: {"model": ErrorBody, "description": "the restored content is already another active memory"},
+    },
+)
+async def revert_memory(
+    memory_id: str, body: MemoryRevert, user: CurrentUser, session: WriteSession, state: State
+) -> MemoryOut:
+    """Restore the memory as it was before one of its events; recorded as a `reverted` event.
+
+    409 when the restored content is already another active memory of the agent.
+    """
+    return await history.revert_memory(session, state.settings, user.id, memory_id, body.event_id)

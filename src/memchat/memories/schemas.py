@@ -35,3 +35,41 @@ class MemoryPatch(CamelModel):
     content: str | None = Field(default=None, min_length=1, max_length=2000)
     importance: int | None = Field(default=None, ge=1, le=5)
     status: MemoryStatus | None = None
+
+
+MemoryEventKind = Literal["extracted", "created", "merged", "updated", "archived", "edited", "reverted"]
+MemoryActor = Literal["rules", "embeddings", "llm", "user"]
+
+
+class MemorySnapshot(CamelModel):
+    """A memory's state as one event saw it."""
+
+    type: MemoryType
+    content: str
+    importance: int
+    status: MemoryStatus
+
+
+class MemoryEventOut(CamelModel):
+    """One change to a memory. `before` is null when the event created it."""
+
+    id: str
+    memory_id: str
+    kind: MemoryEventKind
+    actor: MemoryActor
+    before: MemorySnapshot | None
+    after: MemorySnapshot | None
+    source_message_id: str | None
+    created_at_ms: int
+
+
+class MemoryHistory(CamelModel):
+    events: list[MemoryEventOut] = Field(description="oldest first")
+
+
+class MemoryRevert(CamelModel):
+    event_id: str = Field(
+        min_length=1,
+        max_length=64,
+        description="restore the memory's state from before this event (a memory it created is archived)",
+    )

@@ -2,7 +2,8 @@ from memchat.models.agent import Agent
 from memchat.models.base import Base
 from memchat.models.conversation import Conversation
 from memchat.models.memory import Memory
+from memchat.models.memory_event import MemoryEvent
 from memchat.models.message import Message
 from memchat.models.user import User
 
-__all__ = ["Agent", "Base", "Conversation", "Memory", "Message", "User"]
+__all__ = ["Agent", "Base", "Conversation", "Memory", "MemoryEvent", "Message", "User"]

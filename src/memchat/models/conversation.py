@@ -24,3 +24,6 @@ class Conversation(Base):
     last_message_at_ms: Mapped[int | None] = mapped_column(BigInteger)
     created_at_ms: Mapped[int] = mapped_column(BigInteger)
     updated_at_ms: Mapped[int] = mapped_column(BigInteger)
+    # MEMCHAT_SUMMARY=llm: the last LLM summary and the seq of the last message it covers.
+    llm_summary: Mapped[str | None] = mapped_column(Text, default=None)
+    llm_summary_through_seq: Mapped[int | None] = mapped_column(BigInteger, default=None)

@@ -1,4 +1,4 @@
-from sqlalchemy import BigInteger, ForeignKey, Index, Integer, String, Text, text
+from sqlalchemy import BigInteger, ForeignKey, Index, Integer, LargeBinary, String, Text, text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from memchat.models.base import Base, new_id
@@ -33,3 +33,7 @@ class Memory(Base):
     status: Mapped[str] = mapped_column(String(16), default=ACTIVE)
     created_at_ms: Mapped[int] = mapped_column(BigInteger)
     updated_at_ms: Mapped[int] = mapped_column(BigInteger)
+    # memory v2: the content's passage vector (little-endian float32) and the model that made it;
+    # NULL until an embedder is configured, and again whenever the content changes.
+    embedding: Mapped[bytes | None] = mapped_column(LargeBinary, default=None)
+    embedding_model: Mapped[str | None] = mapped_column(String(200), default=None)

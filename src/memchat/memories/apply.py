@@ -1,0 +1,99 @@
+"""Memory v2 extraction, write phase: apply a plan, with an event row for every change.
+
+Runs inside the caller's short write transaction. Each change has a savepoint of its own: one
+that no longer applies (the memory was archived or deleted meanwhile, or its new content is
+already another active memory) is dropped and logged, and the rest still commit.
+"""
+
+import logging
+
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from memchat.clock import now_ms
+from memchat.memories import history, repository
+from memchat.memories.planning import ExtractionPlan, MemoryChange
+from memchat.models.memory import ACTIVE
+from memchat.models.memory import ARCHIVED as STATUS_ARCHIVED
+from memchat.models.memory_event import ARCHIVED, EXTRACTED, MERGED
+from memchat.settings import Settings
+
+log = logging.getLogger("memchat.extraction")
+
+
+async def _apply_change(
+    session: AsyncSession, plan: ExtractionPlan, change: MemoryChange, agent_id: str, source_message_id: str | None
+) -> str | None:
+    memory = await repository.get_memory_of_agent(session, agent_id, change.memory_id)
+    if memory is None or memory.status != ACTIVE:
+        log.info("memory %s is gone or archived; %s dropped", change.memory_id, change.kind)
+        return None
+    before = history.snapshot(memory)
+    if change.kind == ARCHIVED:
+        memory.status = STATUS_ARCHIVED
+    else:
+        assert change.content is not None
+        history.set_content(memory, change.content)
+        if change.kind == MERGED:
+            memory.importance = max(memory.importance, change.importance or 1)
+        elif change.importance is not None:
+            memory.importance = change.importance
+        if change.vector is not None and plan.model is not None:
+            memory.embedding, memory.embedding_model = change.vector, plan.model
+    if history.snapshot(memory) == before:
+        return None  # nothing changes: no event
+    memory.updated_at_ms = now_ms()
+    try:
+        async with session.begin_nested():
+            await history.record(
+                session, memory, kind=change.kind, actor=plan.actor, before=before, source_message_id=source_message_id
+            )
+    except IntegrityError:
+        log.info("%s of memory %s would duplicate another active memory; dropped", change.kind, memory.id)
+        await session.refresh(memory)
+        return None
+    return memory.id
+
+
+async def apply_plan(
+    session: AsyncSession,
+    settings: Settings,
+    plan: ExtractionPlan,
+    *,
+    user_id: str,
+    agent_id: str,
+    source_message_id: str | None,
+) -> list[str]:
+    """Write the plan; returns the ids of the memories added or changed."""
+    for backfilled_id, content, vector in plan.vectors:
+        assert plan.model is not None
+        await repository.set_embedding(session, backfilled_id, content, vector, plan.model)
+    touched: list[str] = []
+    for change in plan.changes:
+        if (changed := await _apply_change(session, plan, change, agent_id, source_message_id)) is not None:
+            touched.append(changed)
+    for new in plan.adds:
+        if await repository.count_active(session, agent_id) >= settings.max_memories_per_agent:
+            log.warning("agent %s is at its memory cap; new memory dropped", agent_id)
+            break
+        memory_id = await repository.insert_if_new(
+            session,
+            user_id=user_id,
+            agent_id=agent_id,
+            type=new.type,
+            content=new.content,
+            importance=new.importance,
+            source_message_id=source_message_id,
+            now_ms=now_ms(),
+            embedding=new.vector,
+            embedding_model=plan.model,
+        )
+        if memory_id is None:
+            continue  # the same content is already an active memory
+        memory = await repository.get_memory_of_agent(session, agent_id, memory_id)
+        assert memory is not None
+        await history.record(
+            session, memory, kind=EXTRACTED, actor=plan.actor, before=None, source_message_id=source_message_id
+        )
+        touched.append(memory_id)
+    return touched

