@@ -1,6 +1,6 @@
 // Every string the console shows, in one place. Chinese is the default; another locale is
 // one more object of the same shape in `locales`.
-import type { MemoryType } from "./api/types";
+import type { MemoryActor, MemoryEventKind, MemoryType } from "./api/types";
 
 const zhCN = {
   appName: "memchat 控制台",
@@ -106,7 +106,30 @@ const zhCN = {
     deleteConfirm: "删除这条记忆？此操作不可撤销。",
     updatedAt: "更新于",
     toChat: "回到聊天",
+    history: "历史",
+    hideHistory: "收起历史",
+    historyTitle: "这条记忆的变更历史",
+    historyEmpty: "还没有变更记录。",
+    revert: "恢复到这次之前",
+    created: "（此前不存在）",
+    before: "之前",
+    after: "之后",
   },
+  memoryEvents: {
+    extracted: "从对话中提取",
+    created: "手动添加",
+    merged: "合并了相似的记忆",
+    updated: "被更新",
+    archived: "被归档",
+    edited: "被编辑",
+    reverted: "被恢复",
+  } satisfies Record<MemoryEventKind, string>,
+  memoryActors: {
+    rules: "规则",
+    embeddings: "向量模型",
+    llm: "大模型",
+    user: "你",
+  } satisfies Record<MemoryActor, string>,
   memoryTypes: {
     boundary: "边界",
     preference: "偏好",

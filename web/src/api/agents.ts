@@ -1,5 +1,15 @@
 import { api, expectOk, unwrap } from "./client";
-import type { Agent, AgentCreate, AgentPatch, Conversation, Memory, MemoryStatus, MemoryType, StoredMessage } from "./types";
+import type {
+  Agent,
+  AgentCreate,
+  AgentPatch,
+  Conversation,
+  Memory,
+  MemoryEvent,
+  MemoryStatus,
+  MemoryType,
+  StoredMessage,
+} from "./types";
 
 export const listAgents = async (): Promise<Agent[]> => (await unwrap(api.GET("/api/agents"))).agents;
 
@@ -47,3 +57,11 @@ export const updateMemory = (
 
 export const deleteMemory = (memoryId: string): Promise<void> =>
   expectOk(api.DELETE("/api/memories/{memory_id}", { params: { path: { memory_id: memoryId } } }));
+
+/** Every change to a memory, oldest first. */
+export const getMemoryHistory = async (memoryId: string): Promise<MemoryEvent[]> =>
+  (await unwrap(api.GET("/api/memories/{memory_id}/history", { params: { path: { memory_id: memoryId } } }))).events;
+
+/** Restores the memory as it was before `eventId`; the server records it as a `reverted` event. */
+export const revertMemory = (memoryId: string, eventId: string): Promise<Memory> =>
+  unwrap(api.POST("/api/memories/{memory_id}/revert", { params: { path: { memory_id: memoryId } }, body: { eventId } }));

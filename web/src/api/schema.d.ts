@@ -179,6 +179,48 @@ export interface paths {
         patch: operations["update_memory_api_memories__memory_id__patch"];
         trace?: never;
     };
+    "/api/memories/{memory_id}/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Memory History
+         * @description Every change to the memory (extracted, merged, updated, archived, edited, reverted), oldest first.
+         */
+        get: operations["memory_history_api_memories__memory_id__history_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/memories/{memory_id}/revert": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Revert Memory
+         * @description Restore the memory as it was before one of its events; recorded as a `reverted` event.
+         *
+         *     409 when the restored content is already another active memory of the agent.
+         */
+        post: operations["revert_memory_api_memories__memory_id__revert_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/healthz": {
         parameters: {
             query?: never;
@@ -432,6 +474,40 @@ export interface components {
              */
             type: "boundary" | "preference" | "relationship_goal" | "conversation_style";
         };
+        /**
+         * MemoryEventOut
+         * @description One change to a memory. `before` is null when the event created it.
+         */
+        MemoryEventOut: {
+            /**
+             * Actor
+             * @enum {string}
+             */
+            actor: "rules" | "embeddings" | "llm" | "user";
+            after: components["schemas"]["MemorySnapshot"] | null;
+            before: components["schemas"]["MemorySnapshot"] | null;
+            /** Createdatms */
+            createdAtMs: number;
+            /** Id */
+            id: string;
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "extracted" | "created" | "merged" | "updated" | "archived" | "edited" | "reverted";
+            /** Memoryid */
+            memoryId: string;
+            /** Sourcemessageid */
+            sourceMessageId: string | null;
+        };
+        /** MemoryHistory */
+        MemoryHistory: {
+            /**
+             * Events
+             * @description oldest first
+             */
+            events: components["schemas"]["MemoryEventOut"][];
+        };
         /** MemoryList */
         MemoryList: {
             /** Memories */
@@ -474,6 +550,34 @@ export interface components {
             status?: ("active" | "archived") | null;
             /** Type */
             type?: ("boundary" | "preference" | "relationship_goal" | "conversation_style") | null;
+        };
+        /** MemoryRevert */
+        MemoryRevert: {
+            /**
+             * Eventid
+             * @description restore the memory's state from before this event (a memory it created is archived)
+             */
+            eventId: string;
+        };
+        /**
+         * MemorySnapshot
+         * @description A memory's state as one event saw it.
+         */
+        MemorySnapshot: {
+            /** Content */
+            content: string;
+            /** Importance */
+            importance: number;
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "active" | "archived";
+            /**
+             * Type
+             * @enum {string}
+             */
+            type: "boundary" | "preference" | "relationship_goal" | "conversation_style";
         };
         /**
          * MessageOut
@@ -1067,6 +1171,99 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["MemoryOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    memory_history_api_memories__memory_id__history_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                memory_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemoryHistory"];
+                };
+            };
+            /** @description no such memory of this user */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    revert_memory_api_memories__memory_id__revert_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                memory_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MemoryRevert"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemoryOut"];
+                };
+            };
+            /** @description no such memory of this user, or no such event of the memory */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description the restored content is already another active memory */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
             /** @description Validation Error */

@@ -13,6 +13,10 @@ export type StoredMessage = Schemas["MessageOut"];
 export type Memory = Schemas["MemoryOut"];
 export type MemoryType = Memory["type"];
 export type MemoryStatus = Memory["status"];
+export type MemoryEvent = Schemas["MemoryEventOut"];
+export type MemoryEventKind = MemoryEvent["kind"];
+export type MemoryActor = MemoryEvent["actor"];
+export type MemorySnapshot = Schemas["MemorySnapshot"];
 export type User = Schemas["UserOut"];
 
 export const MEMORY_TYPES: readonly MemoryType[] = [

@@ -1,10 +1,11 @@
 import { useEffect, useState, type FormEvent, type ReactNode } from "react";
 import { Link, useParams } from "react-router-dom";
-import { createMemory, deleteMemory, getAgent, listMemories, updateMemory } from "../api/agents";
+import { createMemory, deleteMemory, getAgent, listMemories, revertMemory, updateMemory } from "../api/agents";
 import { MEMORY_TYPES, type Memory, type MemoryStatus, type MemoryType } from "../api/types";
 import { ConfirmButton } from "../components/ConfirmButton";
 import { ErrorBanner } from "../components/ErrorBanner";
 import { ImportanceStars } from "../components/ImportanceStars";
+import { MemoryHistory } from "../components/MemoryHistory";
 import { MemoryTypeSelect } from "../components/MemoryTypeSelect";
 import { onTurnFinished } from "../events";
 import { formatTime } from "../format";
@@ -112,6 +113,7 @@ export function MemoryPage() {
             memory={memory}
             agentId={agentId}
             onPatch={(patch) => act(async () => replace(await updateMemory(memory.id, patch)))}
+            onRevert={(eventId) => act(async () => replace(await revertMemory(memory.id, eventId)))}
             onDelete={() =>
               act(async () => {
                 await deleteMemory(memory.id);
@@ -156,14 +158,17 @@ function MemoryCard({
   memory,
   agentId,
   onPatch,
+  onRevert,
   onDelete,
 }: {
   memory: Memory;
   agentId: string;
   onPatch: (patch: Patch) => Promise<boolean>;
+  onRevert: (eventId: string) => Promise<boolean>;
   onDelete: () => Promise<boolean>;
 }) {
   const [editing, setEditing] = useState(false);
+  const [showHistory, setShowHistory] = useState(false);
   const [content, setContent] = useState(memory.content);
   const [type, setType] = useState<MemoryType>(memory.type);
 
@@ -242,8 +247,17 @@ function MemoryCard({
         >
           {memory.status === "active" ? t.memories.archive : t.memories.restore}
         </button>
+        <button
+          type="button"
+          aria-expanded={showHistory}
+          onClick={() => setShowHistory((shown) => !shown)}
+          data-testid="memory-history-toggle"
+        >
+          {showHistory ? t.memories.hideHistory : t.memories.history}
+        </button>
         <ConfirmButton question={t.memories.deleteConfirm} onConfirm={async () => void (await onDelete())} testId="memory-delete" />
       </div>
+      {showHistory ? <MemoryHistory memoryId={memory.id} version={memory.updatedAtMs} onRevert={onRevert} /> : null}
     </li>
   );
 }
