@@ -58,7 +58,7 @@ def set_content(memory: Memory, content: str) -> None:
         memory.embedding_model = None
 
 
-async def _require(session: AsyncSession, user_id: str, memory_id: str) -> Memory:
+async def require_memory(session: AsyncSession, user_id: str, memory_id: str) -> Memory:
     memory = await repository.get_memory(session, user_id, memory_id)
     if memory is None:
         raise NotFound("memory not found", code="memory_not_found")
@@ -66,7 +66,7 @@ async def _require(session: AsyncSession, user_id: str, memory_id: str) -> Memor
 
 
 async def memory_history(session: AsyncSession, user_id: str, memory_id: str) -> MemoryHistory:
-    memory = await _require(session, user_id, memory_id)
+    memory = await require_memory(session, user_id, memory_id)
     events = await repository.list_events(session, memory.id)
     return MemoryHistory(events=[MemoryEventOut.model_validate(e) for e in events])
 
@@ -75,7 +75,7 @@ async def revert_memory(
     session: AsyncSession, settings: Settings, user_id: str, memory_id: str, event_id: str
 ) -> MemoryOut:
     """Restore the memory to its state before `event_id`; a memory that did not exist then is archived."""
-    memory = await _require(session, user_id, memory_id)
+    memory = await require_memory(session, user_id, memory_id)
     event = await repository.get_event(session, memory.id, event_id)
     if event is None:
         raise NotFound("event not found", code="memory_event_not_found")

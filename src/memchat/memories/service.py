@@ -8,14 +8,16 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from memchat.agents.service import require_agent
 from memchat.clock import now_ms
-from memchat.errors import Conflict, InvalidInput, NotFound
+from memchat.errors import Conflict, InvalidInput
 from memchat.memories import history, repository
+from memchat.memories.apply import apply_plan
+from memchat.memories.planning import ExtractionPlan, NewMemory
 from memchat.memories.recall import RecallCandidate, rank_memories
 from memchat.memories.rules import MAX_CANDIDATES_PER_TURN, MemoryCandidate, extract_candidate_memories
 from memchat.memories.schemas import MemoryCreate, MemoryOut, MemoryPatch
 from memchat.models import Memory
 from memchat.models.memory import ACTIVE, ARCHIVED
-from memchat.models.memory_event import ACTOR_RULES, ACTOR_USER, CREATED, EDITED, EXTRACTED
+from memchat.models.memory_event import ACTOR_RULES, ACTOR_USER, CREATED, EDITED
 from memchat.models.memory_event import ARCHIVED as EVENT_ARCHIVED
 from memchat.settings import Settings
 from memchat.text import normalize
@@ -32,11 +34,7 @@ async def list_memories(session: AsyncSession, user_id: str, agent_id: str, stat
     return [MemoryOut.model_validate(m) for m in rows]
 
 
-async def _require_memory(session: AsyncSession, user_id: str, memory_id: str) -> Memory:
-    memory = await repository.get_memory(session, user_id, memory_id)
-    if memory is None:
-        raise NotFound("memory not found", code="memory_not_found")
-    return memory
+_require_memory = history.require_memory
 
 
 async def _check_capacity(session: AsyncSession, settings: Settings, agent_id: str) -> None:
@@ -117,29 +115,11 @@ async def save_candidates(
     source_message_id: str | None,
 ) -> list[str]:
     """Insert up to two candidates, skipping exact duplicates of active memories; the new ids."""
-    created: list[str] = []
-    for candidate in candidates[:MAX_CANDIDATES_PER_TURN]:
-        if await repository.count_active(session, agent_id) >= settings.max_memories_per_agent:
-            log.warning("agent %s is at its memory cap; candidate dropped", agent_id)
-            break
-        memory_id = await repository.insert_if_new(
-            session,
-            user_id=user_id,
-            agent_id=agent_id,
-            type=candidate.type,
-            content=candidate.content,
-            importance=candidate.importance,
-            source_message_id=source_message_id,
-            now_ms=now_ms(),
-        )
-        if memory_id is not None:
-            memory = await repository.get_memory_of_agent(session, agent_id, memory_id)
-            assert memory is not None
-            await history.record(
-                session, memory, kind=EXTRACTED, actor=ACTOR_RULES, before=None, source_message_id=source_message_id
-            )
-            created.append(memory_id)
-    return created
+    adds = [NewMemory(c.type, c.content, c.importance, None) for c in candidates[:MAX_CANDIDATES_PER_TURN]]
+    plan = ExtractionPlan(actor=ACTOR_RULES, adds=adds)
+    return await apply_plan(
+        session, settings, plan, user_id=user_id, agent_id=agent_id, source_message_id=source_message_id
+    )
 
 
 def rule_candidates(user_text: str | None) -> list[MemoryCandidate]:
