@@ -99,12 +99,12 @@ class Server:
         return httpx.Client(base_url=self.base_url, headers=headers, timeout=10)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def e2e_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("e2e")
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def upstream(e2e_dir: Path) -> Iterator[Upstream]:
     port = _free_port()
     log = e2e_dir / "upstream.log"
@@ -123,7 +123,7 @@ def upstream(e2e_dir: Path) -> Iterator[Upstream]:
         _stop(process)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def server(e2e_dir: Path, upstream: Upstream) -> Iterator[Server]:
     if not (DIST / "index.html").is_file():
         pytest.skip("web/dist is missing: build the console with `cd web && npm ci && npm run build`")
@@ -162,7 +162,9 @@ def server(e2e_dir: Path, upstream: Upstream) -> Iterator[Server]:
         _stop(process)
 
 
-@pytest.fixture(scope="session")
+# Package scope, not session: sync Playwright keeps an event loop running in this thread until it
+# stops, which would break every later test that runs an event loop of its own.
+@pytest.fixture(scope="package")
 def browser() -> Iterator[Any]:
     sync_api = pytest.importorskip("playwright.sync_api")
     if not Path(CHROMIUM).is_file():
@@ -222,7 +224,7 @@ class Screenshots:
         page.screenshot(path=str(self.folder / f"{name}.png"))
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def screenshots() -> Screenshots:
     folder = os.environ.get("MEMCHAT_E2E_SCREENSHOTS")
     return Screenshots((ROOT / folder) if folder else None)
