@@ -38,26 +38,27 @@ WriteSession = Annotated[AsyncSession, Depends(_write_session, scope="function")
 _bearer = HTTPBearer(auto_error=False, description="Authorization: Bearer <token from /api/auth/login>")
 
 
-async def _current_user(
-    state: State, credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
-) -> User:
+async def _bearer_token(credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]) -> str:
     if credentials is None or credentials.scheme.lower() != "bearer" or not credentials.credentials:
         raise Unauthorized("missing bearer token", code="missing_token")
+    return credentials.credentials
+
+
+BearerToken = Annotated[str, Depends(_bearer_token)]
+
+
+async def _current_user(state: State, token: BearerToken) -> User:
     async with state.db.read() as session:
-        return await user_for_token(session, state.tokens, credentials.credentials)
+        return await user_for_token(session, state.tokens, token)
 
 
 CurrentUser = Annotated[User, Depends(_current_user)]
 
 
-async def _token_user_id(
-    state: State, credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
-) -> str:
+async def _token_user_id(state: State, token: BearerToken) -> str:
     """The token's user id, verified by signature only: the chat turn checks the user in its own
     transaction (an agent found by (id, user_id) proves it), saving a transaction per turn."""
-    if credentials is None or credentials.scheme.lower() != "bearer" or not credentials.credentials:
-        raise Unauthorized("missing bearer token", code="missing_token")
-    return state.tokens.user_id(credentials.credentials)
+    return state.tokens.user_id(token)
 
 
 TokenUserId = Annotated[str, Depends(_token_user_id)]

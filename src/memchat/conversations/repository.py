@@ -170,13 +170,6 @@ async def set_message_fields(session: AsyncSession, message_id: str, **values: o
     await session.execute(update(Message).where(Message.id == message_id).values(**values))
 
 
-async def count_live_messages(session: AsyncSession, conversation_id: str) -> int:
-    result = await session.execute(
-        select(func.count()).where(Message.conversation_id == conversation_id, Message.status != SUPERSEDED)
-    )
-    return int(result.scalar_one())
-
-
 async def messages_in_state(session: AsyncSession, **where: str) -> Sequence[Message]:
     query = select(Message)
     for column, value in where.items():

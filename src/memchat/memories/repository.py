@@ -40,15 +40,6 @@ async def get_memory(session: AsyncSession, user_id: str, memory_id: str) -> Mem
     return result.scalar_one_or_none()
 
 
-async def active_with_content(session: AsyncSession, agent_id: str, content: str) -> Memory | None:
-    result = await session.execute(
-        select(Memory).where(
-            Memory.agent_id == agent_id, Memory.status == ACTIVE, Memory.content_hash == content_hash(content)
-        )
-    )
-    return result.scalar_one_or_none()
-
-
 async def insert_if_new(
     session: AsyncSession,
     *,
