@@ -5,9 +5,10 @@
 Listeners on the Engine class see every statement and commit of every engine the app creates.
 Each one is attributed by the asyncio task it runs in: the request's own task (auth, the user
 message, history and memories: commit point 1), the turn's relay task `turn-*` (the assistant
-turn: commit point 2) and the background tasks `extract-*` (memory extraction, after the reply
-and not on the response path). Rule extraction that runs inside the reply's transaction behind a
-savepoint is counted apart as `extractionInline`. Extra routes, put in front of the app's own:
+turn: commit point 2) and the background tasks `after-turn-*` (memory extraction, after the reply
+and not on the response path). Rule extraction that runs right after the reply's commit, before
+the body ends, is counted apart as `extractionInline`. Transactions that memchat runs on its
+SQLite thread (Database.run_write) are attributed to the task that started them. Extra routes, put in front of the app's own:
 GET /_bench/sql (counts, the distinct statements, timings), POST /_bench/sql/reset, GET
 /_bench/sql/idle (true when no turn or background task is running).
 
@@ -41,6 +42,7 @@ from bench import variants
 from bench.stats import summary_ms
 from bench.variants import VARIANTS
 from memchat.app import create_app
+from memchat.db.engine import Database
 from memchat.llm.client import LLMClient
 from memchat.settings import Settings
 
@@ -49,6 +51,8 @@ _counts: dict[str, Counter[str]] = {p: Counter() for p in PHASES}
 _statements: dict[str, Counter[str]] = {p: Counter() for p in PHASES}
 _timings: defaultdict[str, list[float]] = defaultdict(list)
 _request_started: contextvars.ContextVar[float] = contextvars.ContextVar("memchat_bench_request_started")
+# The phase of a transaction running on the SQLite thread, where there is no task to ask.
+_thread_phase: contextvars.ContextVar[str] = contextvars.ContextVar("memchat_bench_thread_phase", default="request")
 _SPACES = re.compile(r"\s+")
 
 
@@ -93,6 +97,28 @@ def install_timers() -> None:
     )
     LLMClient.open_stream = _timed("3a upstream: SDK create() until headers", LLMClient.open_stream)  # type: ignore[method-assign,assignment]
     turn_module.TurnRelay._finish = _timed("5 save the turn (commit 2)", turn_module.TurnRelay._finish)  # type: ignore[method-assign,assignment]
+    turn_module.run_extraction = _own_task("extract-inline", turn_module.run_extraction)  # type: ignore[assignment]
+    run_write = Database.run_write
+
+    @functools.wraps(run_write)
+    async def attributed(self: Database, *args: Any, **kwargs: Any) -> Any:
+        token = _thread_phase.set(_phase())
+        try:
+            return await run_write(self, *args, **kwargs)
+        finally:
+            _thread_phase.reset(token)
+
+    Database.run_write = attributed  # type: ignore[method-assign]
+
+
+def _own_task(name: str, fn: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
+    """Run fn in a task of its own, named for the phase its SQL belongs to (it is awaited at once)."""
+
+    @functools.wraps(fn)
+    async def wrapper(*args: Any, **kwargs: Any) -> Any:
+        return await asyncio.create_task(fn(*args, **kwargs), name=f"{name}-{id(args)}")
+
+    return wrapper
 
 
 class ChatTimer:
@@ -126,9 +152,11 @@ def _phase() -> str:
     try:
         task = asyncio.current_task()
     except RuntimeError:
-        return "request"
+        return _thread_phase.get()
     name = task.get_name() if task is not None else ""
-    if name.startswith("extract-"):
+    if name.startswith("extract-inline"):
+        return "extractionInline"
+    if name.startswith(("extract-", "after-turn-")):
         return "afterReply"
     if name.startswith("turn-"):
         return "replySave"
@@ -145,16 +173,7 @@ def _on_statement(
     conn: Connection, _cursor: Any, statement: str, _parameters: Any, _context: Any, _executemany: bool
 ) -> None:
     phase = _phase()
-    upper = statement.lstrip()[:24].upper()
-    # Rule extraction runs inside the reply's transaction behind a savepoint: those statements
-    # (the savepoint's own included) are extraction work, counted apart from the response path.
-    if upper.startswith("SAVEPOINT"):
-        conn.info["memchat_bench_savepoint"] = True
-    if conn.info.get("memchat_bench_savepoint"):
-        phase = "extractionInline"
-    if upper.startswith(("RELEASE SAVEPOINT", "ROLLBACK TO SAVEPOINT")):
-        conn.info["memchat_bench_savepoint"] = False
-    head = upper[:6]
+    head = statement.lstrip()[:6].upper()
     conn.info.setdefault("memchat_bench_started", []).append(time.perf_counter())
     _counts[phase]["statements"] += 1
     if head.startswith("BEGIN"):

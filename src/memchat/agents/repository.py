@@ -1,7 +1,7 @@
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import delete, select, update
+from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memchat.models import Agent, Conversation
@@ -51,9 +51,3 @@ async def insert_agent(session: AsyncSession, agent: Agent) -> Agent:
 async def delete_agent(session: AsyncSession, agent: Agent) -> None:
     # Conversations, messages and memories go with it (ON DELETE CASCADE).
     await session.execute(delete(Agent).where(Agent.id == agent.id))
-
-
-async def set_latest_message(session: AsyncSession, *, agent_id: str, text: str, now_ms: int) -> None:
-    await session.execute(
-        update(Agent).where(Agent.id == agent_id).values(latest_message=text, latest_message_at_ms=now_ms)
-    )

@@ -58,24 +58,6 @@ async def _save_rule_memories(
     )
 
 
-async def extract_inline(
-    session: AsyncSession, settings: Settings, assistant: Message, user_message_id: str | None, user_text: str | None
-) -> bool:
-    """Rule extraction inside the turn's own transaction, behind a savepoint.
-
-    The assistant message was inserted as `done`; on failure the savepoint rolls back, the job
-    is marked pending (for the background run or the next start-up) and the turn still commits.
-    """
-    try:
-        async with session.begin_nested():
-            await _save_rule_memories(session, settings, assistant, user_message_id, user_text)
-        return True
-    except Exception:
-        log.exception("memory extraction failed for message %s; left pending", assistant.id)
-        await conversations.set_message_fields(session, assistant.id, extraction_state=EXTRACTION_PENDING)
-        return False
-
-
 @dataclass(frozen=True)
 class ExtractionTools:
     """What the background strategies call: the LLM client and the embedder (None when not configured)."""

@@ -1,31 +1,33 @@
-"""save_assistant_turn: everything a finished reply changes, in one transaction."""
+"""save_assistant_turn: everything a finished reply changes, in one transaction (commit point 2)."""
 
-from sqlalchemy.ext.asyncio import AsyncSession
+from dataclasses import dataclass
 
-from memchat.agents.repository import set_latest_message
+from sqlalchemy.engine import Connection
+
+from memchat.chat import repository as chat_sql
 from memchat.chat.context import TurnContext
 from memchat.chat.summary import build_conversation_summary
 from memchat.clock import now_ms
-from memchat.conversations import repository as conversations
-from memchat.models import Message
-from memchat.models.message import (
-    COMPLETED,
-    EXTRACTION_PENDING,
-    INCOMPLETE,
-    REPLY_DONE,
-    REPLY_FAILED,
-)
+from memchat.models.base import new_id
+from memchat.models.message import COMPLETED, EXTRACTION_PENDING, INCOMPLETE, REPLY_DONE, REPLY_FAILED
 from memchat.text import normalize
 
 
-async def save_assistant_turn(
-    session: AsyncSession,
+@dataclass(frozen=True)
+class SavedReply:
+    id: str
+    agent_id: str
+    conversation_id: str
+
+
+def save_assistant_turn(
+    conn: Connection,
     turn: TurnContext,
     assistant_text: str,
     *,
     completed: bool,
     extraction_state: str = EXTRACTION_PENDING,
-) -> Message | None:
+) -> SavedReply | None:
     """Insert the reply, roll the summary, count it, update the agent list's preview.
 
     Without agent, conversation or text nothing is written to the conversation; only the
@@ -35,33 +37,33 @@ async def save_assistant_turn(
     now = now_ms()
     if turn.agent_id is None or turn.conversation_id is None or message is None:
         if turn.agent_id is not None and message is not None:
-            await set_latest_message(session, agent_id=turn.agent_id, text=message, now_ms=now)
+            chat_sql.set_latest_message(conn, agent_id=turn.agent_id, text=message, now_ms=now)
         if turn.user_message_id is not None:
-            await conversations.set_message_fields(
-                session, turn.user_message_id, reply_state=REPLY_FAILED, updated_at_ms=now
-            )
+            chat_sql.set_reply_state(conn, turn.user_message_id, REPLY_FAILED, now)
         return None
 
-    assistant = await conversations.insert_message(
-        session,
-        Message(
-            conversation_id=turn.conversation_id,
-            user_id=turn.user_id,
-            agent_id=turn.agent_id,
-            role="assistant",
-            content=message,
-            status=COMPLETED if completed else INCOMPLETE,
-            reply_to_id=turn.user_message_id,
-            extraction_state=extraction_state,
-            created_at_ms=now,
-            updated_at_ms=now,
-        ),
+    reply = SavedReply(id=new_id(), agent_id=turn.agent_id, conversation_id=turn.conversation_id)
+    chat_sql.insert_message(
+        conn,
+        {
+            "id": reply.id,
+            "conversation_id": turn.conversation_id,
+            "user_id": turn.user_id,
+            "agent_id": turn.agent_id,
+            "role": "assistant",
+            "content": message,
+            "status": COMPLETED if completed else INCOMPLETE,
+            "client_message_id": None,
+            "reply_to_id": turn.user_message_id,
+            "reply_state": None,
+            "extraction_state": extraction_state,
+            "created_at_ms": now,
+            "updated_at_ms": now,
+        },
     )
     summary = build_conversation_summary(turn.previous_summary, turn.recent, turn.user_text, message)
-    await conversations.bump_conversation(
-        session, turn.conversation_id, count_delta=1, now_ms=now, summary=summary, set_summary=True
-    )
-    await set_latest_message(session, agent_id=turn.agent_id, text=message, now_ms=now)
+    chat_sql.bump_with_summary(conn, turn.conversation_id, summary=summary, now_ms=now)
+    chat_sql.set_latest_message(conn, agent_id=turn.agent_id, text=message, now_ms=now)
     if turn.user_message_id is not None:
-        await conversations.set_message_fields(session, turn.user_message_id, reply_state=REPLY_DONE, updated_at_ms=now)
-    return assistant
+        chat_sql.set_reply_state(conn, turn.user_message_id, REPLY_DONE, now)
+    return reply

@@ -8,20 +8,21 @@ task of its own (TurnRelay), so a client that goes away cannot cancel the save.
 import asyncio
 import logging
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 
+from sqlalchemy.engine import Connection
 from sqlalchemy.exc import OperationalError
-from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.responses import PlainTextResponse, Response, StreamingResponse
 
-from memchat.agents import repository as agents
 from memchat.auth.repository import get_user
+from memchat.chat import repository as chat_sql
 from memchat.chat.context import TurnContext
-from memchat.chat.extraction import ExtractionTools, extract_inline, run_after_turn
+from memchat.chat.extraction import ExtractionTools, rule_candidates, run_after_turn, run_extraction
 from memchat.chat.prompt import PromptMemory, PromptProfile, build_prompt_messages
-from memchat.chat.save import save_assistant_turn
+from memchat.chat.repository import ActiveMemory, AnyRow
+from memchat.chat.save import SavedReply, save_assistant_turn
 from memchat.chat.schemas import ChatRequest
 from memchat.clock import now_ms
-from memchat.conversations import repository as conversations
 from memchat.errors import (
     Conflict,
     InvalidInput,
@@ -32,11 +33,9 @@ from memchat.errors import (
     UpstreamError,
 )
 from memchat.llm.client import STREAM_ERRORS, LLMStream, upstream_error
-from memchat.memories import repository as memories
 from memchat.memories.service import recall_for_prompt
-from memchat.models import Agent, Conversation, Message
 from memchat.models.agent import PROFILE_FIELDS
-from memchat.models.memory import ACTIVE
+from memchat.models.base import new_id
 from memchat.models.message import COMPLETED, EXTRACTION_DONE, EXTRACTION_PENDING, REPLY_FAILED, REPLY_PENDING
 from memchat.state import AppState
 from memchat.text import normalize
@@ -77,7 +76,7 @@ def _validate(state: AppState, request: ChatRequest) -> str | None:
     return text
 
 
-def _profile(agent: Agent | None, request: ChatRequest) -> PromptProfile | None:
+def _profile(agent: AnyRow | None, request: ChatRequest) -> PromptProfile | None:
     override = request.conversation.fields_set() if request.conversation is not None else {}
     if agent is None:
         return PromptProfile().overridden(override) if request.conversation is not None else None
@@ -85,164 +84,208 @@ def _profile(agent: Agent | None, request: ChatRequest) -> PromptProfile | None:
     return stored.overridden(override)
 
 
-async def _require_user(session: AsyncSession, user_id: str) -> None:
-    if await get_user(session, user_id) is None:
-        raise Unauthorized("invalid token", code="invalid_token")
+@dataclass(frozen=True)
+class _TurnMessage:
+    """The user message a turn answers: inserted now, or a stored one answered again."""
+
+    id: str
+    seq: int
+    content: str
 
 
-async def _conversation(session: AsyncSession, request: ChatRequest, agent: Agent, user_id: str) -> Conversation:
-    if request.conversation_id is not None:
-        conversation = await conversations.get_conversation(session, user_id, request.conversation_id)
-        if conversation is None or conversation.agent_id != agent.id:
-            raise NotFound("conversation not found", code="conversation_not_found")
-        return conversation
-    return await conversations.get_or_create_default_conversation(
-        session, user_id=user_id, agent_id=agent.id, now_ms=now_ms()
-    )
+@dataclass(frozen=True)
+class _UserSide:
+    """What commit point 1 stored and read."""
+
+    agent: AnyRow
+    conversation_id: str
+    summary: str | None
+    message: _TurnMessage
+    recent: list[tuple[str, str]]
+    memories: list[ActiveMemory]
 
 
-async def _answer_again(state: AppState, session: AsyncSession, user_message: Message) -> Message:
+def _answer_again(conn: Connection, live_turns: set[str], message: AnyRow) -> _TurnMessage:
     """A retried send of a stored user message: 409 while streaming, the stored reply, or answer again."""
-    if user_message.id in state.live_turns:
+    if message.id in live_turns:
         raise Conflict("this message is still being answered", code="turn_in_progress")
-    reply = await conversations.reply_to(session, user_message.id)
+    reply = chat_sql.reply_text(conn, message.id)
     if reply is not None:
-        raise _Replay(reply.content)
-    await conversations.set_message_fields(session, user_message.id, reply_state=REPLY_PENDING)
-    return user_message
+        raise _Replay(reply)
+    chat_sql.set_reply_state(conn, message.id, REPLY_PENDING, now_ms())
+    return _TurnMessage(message.id, message.seq, message.content)
 
 
-async def _regenerate_target(state: AppState, session: AsyncSession, conversation: Conversation) -> Message:
+def _regenerate_target(conn: Connection, live_turns: set[str], conversation_id: str) -> _TurnMessage:
     """The last assistant reply is superseded; the turn answers its user message again."""
-    last_assistant = await conversations.last_live_message(session, conversation.id, "assistant")
-    last_user = await conversations.last_live_message(session, conversation.id, "user")
+    last_assistant = chat_sql.last_live_message(conn, conversation_id, "assistant")
+    last_user = chat_sql.last_live_message(conn, conversation_id, "user")
     if last_user is None:
         raise InvalidInput("there is nothing to regenerate", code="nothing_to_regenerate")
-    if last_user.id in state.live_turns:
+    if last_user.id in live_turns:
         raise Conflict("the last message is still being answered", code="turn_in_progress")
     if last_assistant is not None and last_assistant.seq > last_user.seq:
         now = now_ms()
-        superseded = await conversations.supersede_from(session, conversation.id, last_assistant.seq, now)
-        await conversations.bump_conversation(session, conversation.id, count_delta=-superseded, now_ms=now)
-    return last_user
+        superseded = chat_sql.supersede_from(conn, conversation_id, last_assistant.seq, now)
+        chat_sql.bump_conversation(conn, conversation_id, count_delta=-superseded, now_ms=now)
+    return _TurnMessage(last_user.id, last_user.seq, last_user.content)
 
 
-async def _insert_user_message(
-    session: AsyncSession, conversation: Conversation, agent: Agent, user_id: str, text: str, client_id: str | None
-) -> Message:
+def _insert_user_message(
+    conn: Connection, conversation_id: str, agent_id: str, user_id: str, text: str, client_id: str | None
+) -> _TurnMessage:
     now = now_ms()
-    message = await conversations.insert_message(
-        session,
-        Message(
-            conversation_id=conversation.id,
-            user_id=user_id,
-            agent_id=agent.id,
-            role="user",
-            content=text,
-            status=COMPLETED,
-            client_message_id=client_id,
-            reply_state=REPLY_PENDING,
-            created_at_ms=now,
-            updated_at_ms=now,
-        ),
+    message_id = new_id()
+    seq = chat_sql.insert_message(
+        conn,
+        {
+            "id": message_id,
+            "conversation_id": conversation_id,
+            "user_id": user_id,
+            "agent_id": agent_id,
+            "role": "user",
+            "content": text,
+            "status": COMPLETED,
+            "client_message_id": client_id,
+            "reply_to_id": None,
+            "reply_state": REPLY_PENDING,
+            "extraction_state": None,
+            "created_at_ms": now,
+            "updated_at_ms": now,
+        },
     )
-    await conversations.bump_conversation(session, conversation.id, count_delta=1, now_ms=now)
-    return message
+    chat_sql.bump_conversation(conn, conversation_id, count_delta=1, now_ms=now)
+    return _TurnMessage(message_id, seq, text)
 
 
-async def _store_user_side(
-    state: AppState,
-    session: AsyncSession,
+def _turn_message(
+    conn: Connection,
+    live_turns: set[str],
     request: ChatRequest,
-    agent: Agent,
+    conversation_id: str,
+    agent_id: str,
     user_id: str,
     text: str | None,
     idempotency_key: str | None,
-) -> tuple[Conversation, Message]:
-    """Steps 3-4: the conversation, then the user message this turn answers."""
-    conversation = await _conversation(session, request, agent, user_id)
+) -> _TurnMessage:
+    """Step 4: the user message this turn answers."""
     if request.trigger == "regenerate-message":
-        return conversation, await _regenerate_target(state, session, conversation)
+        return _regenerate_target(conn, live_turns, conversation_id)
     assert text is not None
     last_user = request.last_user_message()
     client_id = idempotency_key or (last_user.id if last_user is not None else None)
     if request.message_id:
         # An edited user message: it and everything after it are replaced. The AI SDK keeps the
         # edited message's id, so the same id with the same text again is a retry, not an edit.
-        edited = await conversations.find_by_client_id(session, conversation.id, request.message_id)
+        edited = chat_sql.find_by_client_id(conn, conversation_id, request.message_id)
         if edited is None or edited.role != "user":
             raise NotFound("the edited message was not found", code="message_not_found")
         if edited.content == text:
-            return conversation, await _answer_again(state, session, edited)
+            return _answer_again(conn, live_turns, edited)
         now = now_ms()
-        superseded = await conversations.supersede_from(session, conversation.id, edited.seq, now)
-        await conversations.bump_conversation(session, conversation.id, count_delta=-superseded, now_ms=now)
+        superseded = chat_sql.supersede_from(conn, conversation_id, edited.seq, now)
+        chat_sql.bump_conversation(conn, conversation_id, count_delta=-superseded, now_ms=now)
     elif client_id:
-        existing = await conversations.find_by_client_id(session, conversation.id, client_id)
+        existing = chat_sql.find_by_client_id(conn, conversation_id, client_id)
         if existing is not None and existing.role == "user":
-            return conversation, await _answer_again(state, session, existing)
-    return conversation, await _insert_user_message(session, conversation, agent, user_id, text, client_id)
+            return _answer_again(conn, live_turns, existing)
+    return _insert_user_message(conn, conversation_id, agent_id, user_id, text, client_id)
+
+
+def _store_user_side(
+    conn: Connection,
+    state: AppState,
+    request: ChatRequest,
+    user_id: str,
+    text: str | None,
+    idempotency_key: str | None,
+) -> _UserSide:
+    """Steps 3-6 in one transaction (commit point 1): agent, conversation, user message, history, memories.
+
+    Runs synchronously, on SQLite on the database thread (Database.run_write).
+    """
+    settings = state.settings
+    assert request.agent_id is not None
+    found = chat_sql.agent_with_conversation(
+        conn, user_id=user_id, agent_id=request.agent_id, conversation_id=request.conversation_id
+    )
+    if found is None:
+        if not chat_sql.user_exists(conn, user_id):
+            raise Unauthorized("invalid token", code="invalid_token")  # a deleted user's token: 401, not 404
+        raise NotFound("agent not found", code="agent_not_found")
+    conversation_id, summary = found.conversation_id, found.conversation_summary
+    if conversation_id is None:
+        if request.conversation_id is not None:
+            raise NotFound("conversation not found", code="conversation_not_found")
+        created = chat_sql.create_default_conversation(conn, user_id=user_id, agent_id=found.id, now_ms=now_ms())
+        conversation_id, summary = created.id, created.summary
+    message = _turn_message(conn, state.live_turns, request, conversation_id, found.id, user_id, text, idempotency_key)
+    recent = chat_sql.recent_messages(
+        conn, conversation_id, limit=settings.recent_message_limit, before_seq=message.seq
+    )
+    if settings.memory_recall == "ranked":
+        active = chat_sql.active_memories_with_vectors(conn, found.id)  # ranked below, outside the transaction
+    else:
+        active = chat_sql.memories_for_prompt(conn, found.id, limit=settings.memory_injection_limit)
+    return _UserSide(found, conversation_id, summary, message, recent, active)
+
+
+async def _require_user(state: AppState, user_id: str) -> None:
+    async with state.db.read() as session:
+        if await get_user(session, user_id) is None:
+            raise Unauthorized("invalid token", code="invalid_token")
+
+
+def _compat_turn(state: AppState, user_id: str, request: ChatRequest, text: str | None) -> TurnContext:
+    """No agentId: nothing stored, the client's messages are the history."""
+    if request.trigger == "regenerate-message" and request.last_user_message() is None:
+        raise InvalidInput("the request has no user message", code="no_user_message")
+    client_history = [(m.role, m.text()) for m in request.messages if m.role != "system"]
+    turn = TurnContext(user_id, None, None, None, text, None, recent=[])
+    turn.prompt = build_prompt_messages(
+        default_prompt=None,
+        memories=[],
+        summary=None,
+        profile=_profile(None, request),
+        history=client_history,
+        latest_user_text=None,
+    )
+    return turn
 
 
 async def prepare_turn(state: AppState, user_id: str, request: ChatRequest, idempotency_key: str | None) -> TurnContext:
     """Everything up to the LLM call, committed in one transaction (commit point 1)."""
     text = _validate(state, request)
-    settings = state.settings
     if request.agent_id is None:
-        # Compatibility path: nothing stored, the client's messages are the history.
-        async with state.db.read() as session:
-            await _require_user(session, user_id)
-        if request.trigger == "regenerate-message" and request.last_user_message() is None:
-            raise InvalidInput("the request has no user message", code="no_user_message")
-        client_history = [(m.role, m.text()) for m in request.messages if m.role != "system"]
-        turn = TurnContext(user_id, None, None, None, text, None, recent=[])
+        await _require_user(state, user_id)
+        return _compat_turn(state, user_id, request, text)
+    side = await state.db.run_write(_store_user_side, state, request, user_id, text, idempotency_key)
+    message = side.message
+    # Registered with no await since the commit: on SQLite a retry of this message queued behind
+    # it on the writer lock sees it live and gets a 409.
+    state.live_turns.add(message.id)
+    try:
+        active = await recall_for_prompt(state.settings, state.embeddings, message.content, side.memories)
+        turn = TurnContext(
+            user_id=user_id,
+            agent_id=side.agent.id,
+            conversation_id=side.conversation_id,
+            user_message_id=message.id,
+            user_text=message.content,
+            previous_summary=side.summary,
+            recent=side.recent,
+        )
         turn.prompt = build_prompt_messages(
-            default_prompt=None,
-            memories=[],
-            summary=None,
-            profile=_profile(None, request),
-            history=client_history,
-            latest_user_text=None,
+            default_prompt=side.agent.default_prompt,
+            memories=[PromptMemory(m.type, m.importance, m.content) for m in active],
+            summary=side.summary,
+            profile=_profile(side.agent, request),
+            history=side.recent,
+            latest_user_text=message.content,
         )
-        return turn
-
-    async with state.db.write() as session:
-        agent = await agents.get_agent(session, user_id, request.agent_id)
-        if agent is None:
-            await _require_user(session, user_id)  # a deleted user's token is a 401, not a 404
-            raise NotFound("agent not found", code="agent_not_found")
-        conversation, user_message = await _store_user_side(
-            state, session, request, agent, user_id, text, idempotency_key
-        )
-        recent = await conversations.recent_messages(
-            session, conversation.id, limit=settings.recent_message_limit, before_seq=user_message.seq
-        )
-        if settings.memory_recall == "ranked":
-            active = await memories.active_memories(session, agent.id)  # ranked below, outside the transaction
-        else:
-            active = await memories.list_memories(
-                session, user_id=user_id, agent_id=agent.id, status=ACTIVE, limit=settings.memory_injection_limit
-            )
-        state.live_turns.add(user_message.id)
-    active = await recall_for_prompt(settings, state.embeddings, user_message.content, active)
-    history: list[tuple[str, str]] = [(m.role, m.content) for m in recent]
-    turn = TurnContext(
-        user_id=user_id,
-        agent_id=agent.id,
-        conversation_id=conversation.id,
-        user_message_id=user_message.id,
-        user_text=user_message.content,
-        previous_summary=conversation.summary,
-        recent=history,
-    )
-    turn.prompt = build_prompt_messages(
-        default_prompt=agent.default_prompt,
-        memories=[PromptMemory(m.type, m.importance, m.content) for m in active],
-        summary=conversation.summary,
-        profile=_profile(agent, request),
-        history=history,
-        latest_user_text=user_message.content,
-    )
+    except BaseException:
+        state.live_turns.discard(message.id)
+        raise
     return turn
 
 
@@ -300,13 +343,13 @@ class TurnRelay:
 
     async def _finish(self, completed: bool) -> None:
         state, turn = self._state, self._turn
-        assistant: Message | None = None
+        saved: SavedReply | None = None
         extracted_inline = False
         try:
             await self._stream.close()
             for attempt in range(1, _SAVE_ATTEMPTS + 1):
                 try:
-                    assistant, extracted_inline = await self._save(completed)
+                    saved, extracted_inline = await self._save(completed)
                     break
                 except OperationalError:
                     # The reply exists only in memory now: a busy database must not lose it.
@@ -318,7 +361,7 @@ class TurnRelay:
             if turn.user_message_id is not None:
                 state.live_turns.discard(turn.user_message_id)
         settings = state.settings
-        if assistant is not None and (
+        if saved is not None and (
             not extracted_inline or state.embeddings is not None or settings.summary_strategy == "llm"
         ):
             # After the commit, by id, safe to run twice; never on the response path.
@@ -327,28 +370,40 @@ class TurnRelay:
                 state.db,
                 settings,
                 tools,
-                assistant_message_id=assistant.id,
-                agent_id=assistant.agent_id,
-                conversation_id=assistant.conversation_id,
+                assistant_message_id=saved.id,
+                agent_id=saved.agent_id,
+                conversation_id=saved.conversation_id,
                 extract=not extracted_inline,
             )
-            state.background.spawn(job, name=f"after-turn-{assistant.id}")
+            state.background.spawn(job, name=f"after-turn-{saved.id}")
 
-    async def _save(self, completed: bool) -> tuple[Message | None, bool]:
+    async def _save(self, completed: bool) -> tuple[SavedReply | None, bool]:
+        """Commit point 2, then (rules, not in the background) memory extraction before the body ends.
+
+        A turn whose text makes no rule candidate is stored as extracted. Otherwise the reply is
+        stored pending and the rules run at once in their own short transaction, so that a client
+        reloading right after the stream sees the memory; if they fail, the background job retries.
+        """
         state, turn = self._state, self._turn
-        async with state.db.write() as session:
-            background = state.settings.extraction_in_background
-            assistant = await save_assistant_turn(
-                session,
-                turn,
-                "".join(self._parts),
-                completed=completed,
-                extraction_state=EXTRACTION_PENDING if background else EXTRACTION_DONE,
-            )
-            if assistant is None or background:
-                return assistant, False
-            extracted = await extract_inline(session, state.settings, assistant, turn.user_message_id, turn.user_text)
-        return assistant, extracted
+        background = state.settings.extraction_in_background
+        extract_now = not background and bool(rule_candidates(turn.user_text))
+        saved = await state.db.run_write(
+            save_assistant_turn,
+            turn,
+            "".join(self._parts),
+            completed=completed,
+            extraction_state=EXTRACTION_PENDING if background or extract_now else EXTRACTION_DONE,
+        )
+        if saved is None or background:
+            return saved, False
+        if not extract_now:
+            return saved, True
+        try:
+            await run_extraction(state.db, state.settings, saved.id)
+        except Exception:
+            log.exception("memory extraction failed for message %s; left pending", saved.id)
+            return saved, False
+        return saved, True
 
     async def client_body(self) -> AsyncIterator[bytes]:
         while (delta := await self._queue.get()) is not None:
@@ -359,10 +414,7 @@ async def _mark_failed(state: AppState, turn: TurnContext) -> None:
     if turn.user_message_id is None:
         return
     try:
-        async with state.db.write() as session:
-            await conversations.set_message_fields(
-                session, turn.user_message_id, reply_state=REPLY_FAILED, updated_at_ms=now_ms()
-            )
+        await state.db.run_write(chat_sql.set_reply_state, turn.user_message_id, REPLY_FAILED, now_ms())
     finally:
         state.live_turns.discard(turn.user_message_id)
 

@@ -1,15 +1,18 @@
 """Engines and session factories. SQLite gets WAL, busy_timeout, foreign keys and BEGIN IMMEDIATE writes."""
 
 import asyncio
-from collections.abc import AsyncIterator
+import contextvars
+from collections.abc import AsyncIterator, Callable
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
-from sqlalchemy import event
+from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import Connection
-from sqlalchemy.engine.url import make_url
+from sqlalchemy.engine.url import URL, make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 
 from memchat.settings import Settings
@@ -17,8 +20,12 @@ from memchat.settings import Settings
 _WRITE_OPTION = "memchat_write"
 
 
-def _install_sqlite_pragmas(engine: AsyncEngine, busy_timeout_ms: int) -> None:
-    @event.listens_for(engine.sync_engine, "connect")
+P = ParamSpec("P")
+T = TypeVar("T")
+
+
+def _install_sqlite_pragmas(engine: Engine, busy_timeout_ms: int) -> None:
+    @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:
         # Take over BEGIN from the driver so that write transactions can say IMMEDIATE.
         dbapi_connection.isolation_level = None
@@ -29,7 +36,7 @@ def _install_sqlite_pragmas(engine: AsyncEngine, busy_timeout_ms: int) -> None:
         cursor.execute("PRAGMA synchronous=NORMAL")
         cursor.close()
 
-    @event.listens_for(engine.sync_engine, "begin")
+    @event.listens_for(engine, "begin")
     def _on_begin(conn: Connection) -> None:
         # A deferred transaction that reads and then writes can fail with SQLITE_BUSY even with
         # busy_timeout; taking the write lock up front makes writers queue instead.
@@ -39,9 +46,13 @@ def _install_sqlite_pragmas(engine: AsyncEngine, busy_timeout_ms: int) -> None:
 @dataclass
 class Database:
     engine: AsyncEngine
+    write_engine: AsyncEngine
     read_sessions: async_sessionmaker[AsyncSession]
     write_sessions: async_sessionmaker[AsyncSession]
     is_sqlite: bool
+    # SQLite: the turn's write transactions run whole on this engine's one thread (run_write).
+    sqlite_engine: Engine | None = None
+    sqlite_thread: ThreadPoolExecutor | None = None
     # SQLite has one writer at a time. Queue this process's writers here, in FIFO order, instead
     # of letting them poll the file lock with busy_timeout's growing sleeps (which, under load,
     # ran past the timeout: "database is locked").
@@ -57,6 +68,20 @@ class Database:
             async with self.write_sessions() as session, session.begin():
                 yield session
 
+    async def run_write(self, work: Callable[Concatenate[Connection, P], T], *args: P.args, **kwargs: P.kwargs) -> T:
+        """Run `work(conn, ...)` as one write transaction: commits when it returns, rolls back on error.
+
+        SQLite: on the database thread, under the same writer queue as write(), so the whole
+        transaction costs one thread hop (aiosqlite hops several times per statement).
+        PostgreSQL: through AsyncConnection.run_sync on the asyncpg engine.
+        """
+        if self.sqlite_engine is not None and self.sqlite_thread is not None:
+            call = partial(contextvars.copy_context().run, _in_transaction, self.sqlite_engine, work, *args, **kwargs)
+            async with self._write_lock:
+                return await asyncio.get_running_loop().run_in_executor(self.sqlite_thread, call)
+        async with self.write_engine.begin() as connection:
+            return await connection.run_sync(work, *args, **kwargs)
+
     @asynccontextmanager
     async def read(self) -> AsyncIterator[AsyncSession]:
         async with self.read_sessions() as session, session.begin():
@@ -64,6 +89,23 @@ class Database:
 
     async def dispose(self) -> None:
         await self.engine.dispose()
+        if self.sqlite_engine is not None and self.sqlite_thread is not None:
+            await asyncio.get_running_loop().run_in_executor(self.sqlite_thread, self.sqlite_engine.dispose)
+            self.sqlite_thread.shutdown(wait=True)
+
+
+def _in_transaction(
+    engine: Engine, work: Callable[Concatenate[Connection, P], T], *args: P.args, **kwargs: P.kwargs
+) -> T:
+    with engine.begin() as connection:
+        return work(connection, *args, **kwargs)
+
+
+def _sync_sqlite_url(url: URL) -> URL | None:
+    """The same file through the stdlib driver; None for an in-memory database (not shared)."""
+    if not url.database or url.database == ":memory:" or url.database.startswith("file:"):
+        return None
+    return url.set(drivername="sqlite+pysqlite")
 
 
 def create_database(settings: Settings, **engine_kwargs: Any) -> Database:
@@ -74,12 +116,23 @@ def create_database(settings: Settings, **engine_kwargs: Any) -> Database:
     kwargs: dict[str, Any] = {"pool_pre_ping": not is_sqlite}
     kwargs.update(engine_kwargs)
     engine = create_async_engine(url, **kwargs)
+    sqlite_engine = sqlite_thread = None
     if is_sqlite:
-        _install_sqlite_pragmas(engine, settings.sqlite_busy_timeout_ms)
+        _install_sqlite_pragmas(engine.sync_engine, settings.sqlite_busy_timeout_ms)
+        sync_url = _sync_sqlite_url(url)
+        if sync_url is not None:
+            # One connection, used only from its one thread.
+            sqlite_base = create_engine(sync_url, pool_size=1, max_overflow=0)
+            _install_sqlite_pragmas(sqlite_base, settings.sqlite_busy_timeout_ms)
+            sqlite_engine = sqlite_base.execution_options(**{_WRITE_OPTION: True})
+            sqlite_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memchat-sqlite")
     write_engine = engine.execution_options(**{_WRITE_OPTION: True})
     return Database(
         engine=engine,
+        write_engine=write_engine,
         read_sessions=async_sessionmaker(engine, expire_on_commit=False),
         write_sessions=async_sessionmaker(write_engine, expire_on_commit=False),
         is_sqlite=is_sqlite,
+        sqlite_engine=sqlite_engine,
+        sqlite_thread=sqlite_thread,
     )

@@ -1,7 +1,7 @@
 import asyncio
 import logging
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -12,10 +12,9 @@ from memchat.errors import Conflict, InvalidInput
 from memchat.memories import history, repository
 from memchat.memories.apply import apply_plan
 from memchat.memories.planning import ExtractionPlan, NewMemory
-from memchat.memories.recall import RecallCandidate, rank_memories
+from memchat.memories.recall import RecallCandidate, StoredMemory, rank_memories
 from memchat.memories.rules import MAX_CANDIDATES_PER_TURN, MemoryCandidate, extract_candidate_memories
 from memchat.memories.schemas import MemoryCreate, MemoryOut, MemoryPatch
-from memchat.models import Memory
 from memchat.models.memory import ACTIVE, ARCHIVED
 from memchat.models.memory_event import ACTOR_RULES, ACTOR_USER, CREATED, EDITED
 from memchat.models.memory_event import ARCHIVED as EVENT_ARCHIVED
@@ -26,6 +25,7 @@ if TYPE_CHECKING:
     from memchat.memories.semantic import MemoryEmbeddings
 
 log = logging.getLogger("memchat.memories")
+M = TypeVar("M", bound=StoredMemory)
 
 
 async def list_memories(session: AsyncSession, user_id: str, agent_id: str, status: str | None) -> list[MemoryOut]:
@@ -127,8 +127,8 @@ def rule_candidates(user_text: str | None) -> list[MemoryCandidate]:
 
 
 async def recall_for_prompt(
-    settings: Settings, embeddings: "MemoryEmbeddings | None", user_text: str | None, active: Sequence[Memory]
-) -> list[Memory]:
+    settings: Settings, embeddings: "MemoryEmbeddings | None", user_text: str | None, active: Sequence[M]
+) -> list[M]:
     """The memories a turn injects. v1: the first `memory_injection_limit` in v1 order (`active` is in it).
 
     ranked: boundaries first, then importance, recency and similarity to the user's message, within
