@@ -352,7 +352,30 @@ async def test_unreachable_upstream_is_a_502(running: Running, user_token: str, 
     running.state.llm = LLMClient(
         base_url="http://127.0.0.1:9/v1", api_key="x", model="m", connect_timeout_s=1, read_timeout_s=1, max_retries=0
     )
-    response = await chat(running, user_token, agent["id"], "hi")
+    try:
+        response = await chat(running, user_token, agent["id"], "hi")
+    finally:
+        await running.state.llm.aclose()
     assert response.status_code == 502
     assert response.json()["error"]["code"] == "upstream_unreachable"
     assert len(await messages_of(running, user_token, agent["id"])) == 1
+
+
+async def test_upstream_silent_past_the_read_timeout_is_a_504(
+    running: Running, user_token: str, agent: dict[str, Any], upstream: TestUpstream
+) -> None:
+    from memchat.llm.client import LLMClient
+
+    running.state.llm = LLMClient(
+        base_url=upstream.base_url, api_key="x", model="m", connect_timeout_s=1, read_timeout_s=0.3, max_retries=0
+    )
+    upstream.script(Reply(deltas=["晚了"], hold_after=0))
+    try:
+        response = await chat(running, user_token, agent["id"], "hi")
+    finally:
+        upstream.release()
+        await running.state.llm.aclose()
+    assert response.status_code == 504
+    assert response.json()["error"]["code"] == "upstream_timeout"
+    stored = await messages_of(running, user_token, agent["id"])
+    assert [(m["role"], m["parts"][0]["text"]) for m in stored] == [("user", "hi")]

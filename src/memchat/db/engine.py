@@ -6,7 +6,6 @@ from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from functools import partial
 from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
@@ -76,9 +75,14 @@ class Database:
         PostgreSQL: through AsyncConnection.run_sync on the asyncpg engine.
         """
         if self.sqlite_engine is not None and self.sqlite_thread is not None:
-            call = partial(contextvars.copy_context().run, _in_transaction, self.sqlite_engine, work, *args, **kwargs)
+            engine, context = self.sqlite_engine, contextvars.copy_context()
+
+            def transaction() -> T:
+                with engine.begin() as connection:
+                    return work(connection, *args, **kwargs)
+
             async with self._write_lock:
-                return await asyncio.get_running_loop().run_in_executor(self.sqlite_thread, call)
+                return await asyncio.get_running_loop().run_in_executor(self.sqlite_thread, context.run, transaction)
         async with self.write_engine.begin() as connection:
             return await connection.run_sync(work, *args, **kwargs)
 
@@ -92,13 +96,6 @@ class Database:
         if self.sqlite_engine is not None and self.sqlite_thread is not None:
             await asyncio.get_running_loop().run_in_executor(self.sqlite_thread, self.sqlite_engine.dispose)
             self.sqlite_thread.shutdown(wait=True)
-
-
-def _in_transaction(
-    engine: Engine, work: Callable[Concatenate[Connection, P], T], *args: P.args, **kwargs: P.kwargs
-) -> T:
-    with engine.begin() as connection:
-        return work(connection, *args, **kwargs)
 
 
 def _sync_sqlite_url(url: URL) -> URL | None:

@@ -1,33 +1,34 @@
 """The upstream LLM: any OpenAI-compatible chat-completions endpoint.
 
-The streamed reply goes through httpx + httpx-sse (memchat.llm.stream); non-streamed calls off the
-response path (extraction, summaries) through the openai SDK.
+The streamed reply goes through aiohttp (memchat.llm.stream); non-streamed calls off the response
+path (extraction, summaries) through the openai SDK.
 """
 
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-import httpx
-import httpx2
+import aiohttp
 import openai
 from openai import AsyncOpenAI
 
 from memchat.errors import UpstreamError
-from memchat.llm.stream import STREAM_FAILURES, SSEChatStream, open_sse_stream
+from memchat.llm.stream import STREAM_FAILURES, SSEChatStream, open_sse_stream, transport_error
 
 log = logging.getLogger("memchat.llm")
 
 BaseUrlResolver = Callable[[], Awaitable[str]]
 
 # What a broken stream raises once its body is being read.
-STREAM_ERRORS: tuple[type[Exception], ...] = (*STREAM_FAILURES, openai.OpenAIError, httpx2.HTTPError)
+STREAM_ERRORS: tuple[type[Exception], ...] = STREAM_FAILURES
 
 LLMStream = SSEChatStream
 
 
 def upstream_error(exc: Exception) -> UpstreamError:
-    """Map an SDK failure to the error the client sees (never the upstream's raw body)."""
+    """Map a stream or SDK failure to the error the client sees (never the upstream's raw body)."""
+    if isinstance(exc, STREAM_FAILURES):
+        return transport_error(exc)
     if isinstance(exc, openai.APITimeoutError):
         return UpstreamError("the language model did not answer in time", status_code=504, code="upstream_timeout")
     if isinstance(exc, openai.APIConnectionError):
@@ -73,7 +74,7 @@ class LLMClient:
         self._timeout = openai.Timeout(read_timeout_s, connect=connect_timeout_s)
         self._read_timeout_s = read_timeout_s
         self._connect_timeout_s = connect_timeout_s
-        self._http_client: httpx.AsyncClient | None = None
+        self._http_session: aiohttp.ClientSession | None = None
         self._max_retries = max_retries
         self._max_tokens = max_tokens
         self._stop = stop
@@ -86,15 +87,19 @@ class LLMClient:
             self._base_url = await self._resolve_base_url()
         return self._base_url.rstrip("/")
 
-    async def _http(self) -> tuple[httpx.AsyncClient, str]:
+    async def _http(self) -> tuple[aiohttp.ClientSession, str]:
         base_url = await self._url()
-        if self._http_client is None:
-            self._http_client = httpx.AsyncClient(
-                timeout=httpx.Timeout(self._read_timeout_s, connect=self._connect_timeout_s),
+        if self._http_session is None:
+            self._http_session = aiohttp.ClientSession(
+                timeout=aiohttp.ClientTimeout(
+                    total=None, connect=self._connect_timeout_s, sock_read=self._read_timeout_s
+                ),
                 # thousands of paced streams may be open at once; the OS, not a pool, is the cap
-                limits=httpx.Limits(max_connections=None, max_keepalive_connections=256),
+                connector=aiohttp.TCPConnector(limit=0, limit_per_host=0, keepalive_timeout=30),
+                auto_decompress=True,
+                trust_env=False,
             )
-        return self._http_client, base_url
+        return self._http_session, base_url
 
     async def _sdk(self) -> AsyncOpenAI:
         if self._client is None:
@@ -163,5 +168,5 @@ class LLMClient:
     async def aclose(self) -> None:
         if self._client is not None:
             await self._client.close()
-        if self._http_client is not None:
-            await self._http_client.aclose()
+        if self._http_session is not None:
+            await self._http_session.close()

@@ -1,8 +1,9 @@
-"""The streamed chat completion on the response path: httpx + httpx-sse + orjson.
+"""The streamed chat completion on the response path: aiohttp + orjson.
 
-The openai SDK cost 3-4 ms of request transform and ~70 µs per chunk here (bench/PROFILE.md);
-this path sends the same request and reads the same SSE frames at a fraction of that. The SDK
-still serves the non-streamed calls off the response path.
+The openai SDK cost 3-4 ms of request transform and ~70 µs per chunk here, and httpx + httpx-sse
+still ~1 ms to the first event and ~16 µs per chunk (bench/PROFILE.md); aiohttp's C parser reads
+the same SSE frames at about a third of that. The SDK still serves the non-streamed calls off the
+response path.
 """
 
 import asyncio
@@ -10,9 +11,8 @@ import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
-import httpx
+import aiohttp
 import orjson
-from httpx_sse import EventSource, SSEError
 
 from memchat.errors import UpstreamError
 
@@ -25,7 +25,7 @@ class UpstreamStreamError(Exception):
     """The upstream sent an error object or an unreadable frame in the middle of its stream."""
 
 
-STREAM_FAILURES: tuple[type[Exception], ...] = (httpx.HTTPError, SSEError, UpstreamStreamError)
+STREAM_FAILURES: tuple[type[Exception], ...] = (aiohttp.ClientError, TimeoutError, UpstreamStreamError)
 
 
 def status_error(status: int) -> UpstreamError:
@@ -41,27 +41,40 @@ def status_error(status: int) -> UpstreamError:
 
 
 def transport_error(exc: Exception) -> UpstreamError:
-    if isinstance(exc, httpx.TimeoutException):
+    if isinstance(exc, TimeoutError):
         return UpstreamError("the language model did not answer in time", status_code=504, code="upstream_timeout")
-    if isinstance(exc, httpx.TransportError) and not isinstance(exc, httpx.RemoteProtocolError | httpx.ReadError):
+    if isinstance(exc, aiohttp.ClientConnectorError | aiohttp.InvalidURL):
         return UpstreamError("the language model could not be reached", status_code=502, code="upstream_unreachable")
     return UpstreamError("the language model stream failed", status_code=502, code="upstream_error")
+
+
+async def sse_data(content: aiohttp.StreamReader) -> AsyncIterator[bytes]:
+    """The `data` of each server-sent event (its data lines joined by newlines); other fields ignored."""
+    data: list[bytes] = []
+    async for raw in content:
+        line = raw.rstrip(b"\r\n")
+        if not line:
+            if data:
+                yield b"\n".join(data)
+                data = []
+        elif line.startswith(b"data:"):
+            value = line[5:]
+            data.append(value[1:] if value.startswith(b" ") else value)
+    if data:
+        yield b"\n".join(data)
 
 
 class SSEChatStream:
     """Text deltas of one streamed completion; `finish_reason` is set once the stream ended properly."""
 
-    def __init__(self, response: httpx.Response):
+    def __init__(self, response: aiohttp.ClientResponse):
         self._response = response
         self.finish_reason: str | None = None
 
     async def deltas(self) -> AsyncIterator[str]:
-        async for event in EventSource(self._response).aiter_sse():
-            data = event.data
-            if data == "[DONE]":
+        async for data in sse_data(self._response.content):
+            if data == b"[DONE]":
                 return
-            if not data:
-                continue
             try:
                 chunk = orjson.loads(data)
             except orjson.JSONDecodeError as exc:
@@ -79,29 +92,27 @@ class SSEChatStream:
                     self.finish_reason = choice["finish_reason"]
 
     async def close(self) -> None:
-        await self._response.aclose()
+        self._response.release()
 
 
 async def open_sse_stream(
-    client: httpx.AsyncClient, url: str, body: dict[str, Any], *, headers: dict[str, str], max_retries: int
+    session: aiohttp.ClientSession, url: str, body: dict[str, Any], *, headers: dict[str, str], max_retries: int
 ) -> SSEChatStream:
     """POST the completion request; retry connection failures, 429 and 5xx before any byte of a reply."""
     payload = orjson.dumps(body)
     attempt = 0
     while True:
         try:
-            request = client.build_request("POST", url, content=payload, headers=headers)
-            response = await client.send(request, stream=True)
-        except httpx.HTTPError as exc:
+            response = await session.post(url, data=payload, headers=headers)
+        except (aiohttp.ClientError, TimeoutError) as exc:
             failure = transport_error(exc)
             retry_after = 0.0
         else:
-            if response.status_code == 200:
+            if response.status == 200:
                 return SSEChatStream(response)
-            await response.aread()
-            await response.aclose()
-            failure = status_error(response.status_code)
-            if response.status_code not in _RETRY_STATUSES:
+            await _discard(response)
+            failure = status_error(response.status)
+            if response.status not in _RETRY_STATUSES:
                 raise failure
             retry_after = _retry_after_s(response)
         if attempt >= max_retries:
@@ -114,7 +125,16 @@ async def open_sse_stream(
         await asyncio.sleep(min(delay, 8.0))
 
 
-def _retry_after_s(response: httpx.Response) -> float:
+async def _discard(response: aiohttp.ClientResponse) -> None:
+    try:
+        await response.read()
+    except (aiohttp.ClientError, TimeoutError):
+        pass  # the status already says what went wrong
+    finally:
+        response.release()
+
+
+def _retry_after_s(response: aiohttp.ClientResponse) -> float:
     value = response.headers.get("retry-after", "")
     try:
         return float(value)
