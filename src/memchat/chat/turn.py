@@ -44,6 +44,7 @@ log = logging.getLogger("memchat.turn")
 
 STREAM_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 _SAVE_ATTEMPTS = 3
+_YIELD_EVERY = 16  # deltas read from a burst before the response task gets to write
 
 
 class _Replay(Exception):
@@ -328,9 +329,10 @@ class TurnRelay:
                 if delta:
                     self._parts.append(delta)
                     self._queue.put_nowait(delta)
-                    # A reply that arrives in one burst is all in the socket buffer: let the
-                    # response task write each delta instead of parsing the whole burst first.
-                    await asyncio.sleep(0)
+                    # A reply that arrives in one burst is all in the socket buffer, and reading
+                    # it never waits: let the response task write now and then, as one chunk.
+                    if len(self._parts) % _YIELD_EVERY == 0:
+                        await asyncio.sleep(0)
             completed = self._stream.finish_reason is not None
         except STREAM_ERRORS as exc:
             log.warning("upstream stream broke after %d deltas: %s", len(self._parts), exc)
@@ -406,8 +408,18 @@ class TurnRelay:
         return saved, True
 
     async def client_body(self) -> AsyncIterator[bytes]:
-        while (delta := await self._queue.get()) is not None:
-            yield delta.encode("utf-8")
+        """Each delta as soon as it is here; deltas that arrived together go out in one write."""
+        queue = self._queue
+        while (delta := await queue.get()) is not None:
+            if queue.empty():
+                yield delta.encode("utf-8")
+                continue
+            parts = [delta]
+            while not queue.empty() and (more := queue.get_nowait()) is not None:
+                parts.append(more)
+            yield "".join(parts).encode("utf-8")
+            if more is None:
+                return
 
 
 async def _mark_failed(state: AppState, turn: TurnContext) -> None:
