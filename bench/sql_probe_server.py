@@ -8,8 +8,8 @@ message, history and memories: commit point 1), the turn's relay task `turn-*` (
 turn: commit point 2) and the background tasks `after-turn-*` (memory extraction, after the reply
 and not on the response path). Rule extraction that runs right after the reply's commit, before
 the body ends, is counted apart as `extractionInline`. Transactions that memchat runs on its
-SQLite thread (Database.run_write) are attributed to the task that started them. Extra routes, put in front of the app's own:
-GET /_bench/sql (counts, the distinct statements, timings), POST /_bench/sql/reset, GET
+SQLite thread (Database.run_write) are attributed to the task that started them. Extra routes,
+put in front of the app's own: GET /_bench/sql (counts, the distinct statements, timings), POST /_bench/sql/reset, GET
 /_bench/sql/idle (true when no turn or background task is running).
 
 Timings: the wall time of the turn's steps, by wrapping memchat's own functions in this process
@@ -97,10 +97,10 @@ def install_timers() -> None:
     )
     LLMClient.open_stream = _timed("3a upstream: SDK create() until headers", LLMClient.open_stream)  # type: ignore[method-assign,assignment]
     turn_module.TurnRelay._finish = _timed("5 save the turn (commit 2)", turn_module.TurnRelay._finish)  # type: ignore[method-assign,assignment]
-    turn_module.run_extraction = _own_task("extract-inline", turn_module.run_extraction)  # type: ignore[assignment]
+    turn_module.run_extraction = _own_task("extract-inline", turn_module.run_extraction)  # type: ignore[attr-defined,assignment]
     run_write = Database.run_write
 
-    @functools.wraps(run_write)
+    @functools.wraps(run_write)  # type: ignore[arg-type]
     async def attributed(self: Database, *args: Any, **kwargs: Any) -> Any:
         token = _thread_phase.set(_phase())
         try:
@@ -116,7 +116,7 @@ def _own_task(name: str, fn: Callable[..., Awaitable[Any]]) -> Callable[..., Awa
 
     @functools.wraps(fn)
     async def wrapper(*args: Any, **kwargs: Any) -> Any:
-        return await asyncio.create_task(fn(*args, **kwargs), name=f"{name}-{id(args)}")
+        return await asyncio.create_task(fn(*args, **kwargs), name=f"{name}-{id(args)}")  # type: ignore[arg-type]
 
     return wrapper
 

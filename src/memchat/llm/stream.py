@@ -8,7 +8,7 @@ response path.
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterable, AsyncIterator
 from typing import Any
 
 import aiohttp
@@ -48,20 +48,37 @@ def transport_error(exc: Exception) -> UpstreamError:
     return UpstreamError("the language model stream failed", status_code=502, code="upstream_error")
 
 
-async def sse_data(content: aiohttp.StreamReader) -> AsyncIterator[bytes]:
-    """The `data` of each server-sent event (its data lines joined by newlines); other fields ignored."""
-    data: list[bytes] = []
-    async for raw in content:
-        line = raw.rstrip(b"\r\n")
-        if not line:
-            if data:
-                yield b"\n".join(data)
-                data = []
-        elif line.startswith(b"data:"):
+async def sse_data(chunks: AsyncIterable[bytes]) -> AsyncIterator[bytes]:
+    """The `data` of each server-sent event (its data lines joined by newlines); other fields ignored.
+
+    Reads whatever bytes have arrived and splits out every complete event at once: a reply that
+    comes in a burst costs one read, not two line reads per event.
+    """
+    pending = b""
+    async for chunk in chunks:
+        pending += chunk
+        if b"\r" in pending:
+            # CRLF or CR line ends; a CR at the very end may be the first half of a CRLF
+            keep = pending.endswith(b"\r")
+            body = pending[:-1] if keep else pending
+            pending = body.replace(b"\r\n", b"\n").replace(b"\r", b"\n") + (b"\r" if keep else b"")
+        *events, pending = pending.split(b"\n\n")
+        for event in events:
+            if (data := _event_data(event)) is not None:
+                yield data
+    if pending.strip() and (data := _event_data(pending.rstrip(b"\r\n"))) is not None:
+        yield data
+
+
+def _event_data(event: bytes) -> bytes | None:
+    if event.startswith(b"data: ") and b"\n" not in event:
+        return event[6:]  # what every OpenAI-compatible server sends: one data line per event
+    data = []
+    for line in event.split(b"\n"):
+        if line.startswith(b"data:"):
             value = line[5:]
             data.append(value[1:] if value.startswith(b" ") else value)
-    if data:
-        yield b"\n".join(data)
+    return b"\n".join(data) if data else None
 
 
 class SSEChatStream:
@@ -72,7 +89,7 @@ class SSEChatStream:
         self.finish_reason: str | None = None
 
     async def deltas(self) -> AsyncIterator[str]:
-        async for data in sse_data(self._response.content):
+        async for data in sse_data(self._response.content.iter_any()):
             if data == b"[DONE]":
                 return
             try:

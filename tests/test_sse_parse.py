@@ -1,0 +1,45 @@
+"""The SSE reader of the streamed completion, fed every way a byte stream can be cut."""
+
+from collections.abc import AsyncIterator
+
+import pytest
+
+from memchat.llm.stream import sse_data
+
+STREAM = (
+    b": keep-alive comment\n\n"
+    b'data: {"a": 1}\n\n'
+    b"event: message\ndata: first line\ndata:second line\n\n"
+    b"id: 7\n\n"
+    b'data: {"b": "\xe4\xbd\xa0\xe5\xa5\xbd"}\n\n'
+    b"data: [DONE]\n\n"
+)
+EXPECTED = [b'{"a": 1}', b"first line\nsecond line", b'{"b": "\xe4\xbd\xa0\xe5\xa5\xbd"}', b"[DONE]"]
+
+
+async def _pieces(data: bytes, cuts: list[int]) -> AsyncIterator[bytes]:
+    start = 0
+    for cut in [*cuts, len(data)]:
+        yield data[start:cut]
+        start = cut
+
+
+async def _read(data: bytes, cuts: list[int]) -> list[bytes]:
+    return [event async for event in sse_data(_pieces(data, cuts))]
+
+
+async def test_every_single_cut_gives_the_same_events() -> None:
+    for cut in range(len(STREAM) + 1):
+        assert await _read(STREAM, [cut]) == EXPECTED, cut
+
+
+@pytest.mark.parametrize("newline", [b"\r\n", b"\r"])
+async def test_crlf_and_cr_line_ends_at_every_cut(newline: bytes) -> None:
+    data = STREAM.replace(b"\n", newline)
+    for cut in range(len(data) + 1):
+        assert await _read(data, [cut]) == EXPECTED, cut
+
+
+async def test_byte_by_byte_and_a_last_event_without_blank_line() -> None:
+    data = b'data: {"x": 1}\n\ndata: tail'
+    assert await _read(data, list(range(1, len(data)))) == [b'{"x": 1}', b"tail"]
