@@ -17,6 +17,7 @@ from memchat.agents.router import router as agents_router
 from memchat.auth.router import router as auth_router
 from memchat.auth.security import TokenCodec, resolve_jwt_secret
 from memchat.background import BackgroundTasks
+from memchat.chat.admission import TurnAdmission
 from memchat.chat.extraction import ExtractionTools, recover_unfinished_turns
 from memchat.chat.rate_limit import RateLimiter
 from memchat.chat.router import router as chat_router
@@ -146,6 +147,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     mount_console(app, settings.web_dist_dir or default_dist_dir())
 
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_request_bytes)
+    app.add_middleware(TurnAdmission, limit=settings.chat_setup_concurrency)
     if settings.cors_origins:
         app.add_middleware(
             CORSMiddleware,

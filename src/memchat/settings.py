@@ -85,6 +85,9 @@ class Settings(BaseSettings):
     max_profile_field_chars: int = Field(default=2_000, ge=1)
     max_memories_per_agent: int = Field(default=1_000, ge=1)
     chat_rate_limit_per_minute: int = Field(default=60, ge=0, description="0 turns the limit off")
+    chat_setup_concurrency: int = Field(
+        default=8, ge=1, description="chat turns in setup (parsing, commit 1, prompt) at once; the rest queue"
+    )
 
     # --- auth ---
     jwt_secret: str | None = Field(default=None, description="default: generated once into data_dir/jwt_secret")

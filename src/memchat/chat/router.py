@@ -1,8 +1,9 @@
 from typing import Annotated
 
-from fastapi import APIRouter, Header
+from fastapi import APIRouter, Header, Request
 from starlette.responses import Response
 
+from memchat.chat.admission import setup_done
 from memchat.chat.schemas import ChatRequest
 from memchat.chat.turn import run_chat_turn
 from memchat.deps import State, TokenUserId
@@ -25,9 +26,10 @@ router = APIRouter(tags=["chat"])
     },
 )
 async def chat(
+    request: Request,
     body: ChatRequest,
     user_id: TokenUserId,
     state: State,
     idempotency_key: Annotated[str | None, Header(max_length=200)] = None,
 ) -> Response:
-    return await run_chat_turn(state, user_id, body, idempotency_key)
+    return await run_chat_turn(state, user_id, body, idempotency_key, setup_done=setup_done(request))

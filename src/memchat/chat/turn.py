@@ -7,7 +7,7 @@ task of its own (TurnRelay), so a client that goes away cannot cancel the save.
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 
 from sqlalchemy.engine import Connection
@@ -431,7 +431,13 @@ async def _mark_failed(state: AppState, turn: TurnContext) -> None:
         state.live_turns.discard(turn.user_message_id)
 
 
-async def run_chat_turn(state: AppState, user_id: str, request: ChatRequest, idempotency_key: str | None) -> Response:
+async def run_chat_turn(
+    state: AppState,
+    user_id: str,
+    request: ChatRequest,
+    idempotency_key: str | None,
+    setup_done: Callable[[], None] | None = None,
+) -> Response:
     wait_s = state.chat_limiter.check(user_id)
     if wait_s:
         raise TooManyRequests("too many chat requests; slow down", headers={"Retry-After": str(wait_s)})
@@ -439,6 +445,9 @@ async def run_chat_turn(state: AppState, user_id: str, request: ChatRequest, ide
         turn = await prepare_turn(state, user_id, request, idempotency_key)
     except _Replay as replay:
         return PlainTextResponse(replay.text, headers=STREAM_HEADERS)
+    finally:
+        if setup_done is not None:
+            setup_done()  # the next turn's setup may start while this one waits for the model
     try:
         stream, deltas, first = await _open_until_first_text(state, turn.prompt)
     except BaseException:
