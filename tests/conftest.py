@@ -119,6 +119,7 @@ def settings(database_url: str, upstream: TestUpstream, tmp_path: Path) -> Setti
         jwt_secret="test-secret-for-memchat-tests-0123456789",
         chat_rate_limit_per_minute=0,
         web_dist_dir=tmp_path / "no-console",
+        gc_freeze_on_start=False,  # one test turns it on; a full collection per app start is slow
     )
 
 

@@ -85,6 +85,9 @@ class Settings(BaseSettings):
     max_profile_field_chars: int = Field(default=2_000, ge=1)
     max_memories_per_agent: int = Field(default=1_000, ge=1)
     chat_rate_limit_per_minute: int = Field(default=60, ge=0, description="0 turns the limit off")
+    gc_freeze_on_start: bool = Field(
+        default=True, description="move start-up objects out of the cyclic GC (shorter collection pauses)"
+    )
     chat_setup_concurrency: int = Field(
         default=8, ge=1, description="chat turns in setup (parsing, commit 1, prompt) at once; the rest queue"
     )
