@@ -35,6 +35,8 @@ def _install_sqlite_pragmas(engine: Engine, busy_timeout_ms: int) -> None:
         cursor.execute("PRAGMA synchronous=NORMAL")
         cursor.close()
 
+
+def _install_sqlite_begin(engine: Engine) -> None:
     @event.listens_for(engine, "begin")
     def _on_begin(conn: Connection) -> None:
         # A deferred transaction that reads and then writes can fail with SQLITE_BUSY even with
@@ -78,8 +80,13 @@ class Database:
             engine, context = self.sqlite_engine, contextvars.copy_context()
 
             def transaction() -> T:
-                with engine.begin() as connection:
-                    return work(connection, *args, **kwargs)
+                # BEGIN IMMEDIATE by hand, not through a "begin" listener: any connection event
+                # listener makes SQLAlchemy dispatch events around every statement.
+                with engine.connect() as connection:
+                    connection.exec_driver_sql("BEGIN IMMEDIATE")
+                    result = work(connection, *args, **kwargs)
+                    connection.commit()
+                    return result
 
             async with self._write_lock:
                 return await asyncio.get_running_loop().run_in_executor(self.sqlite_thread, context.run, transaction)
@@ -116,6 +123,7 @@ def create_database(settings: Settings, **engine_kwargs: Any) -> Database:
     sqlite_engine = sqlite_thread = None
     if is_sqlite:
         _install_sqlite_pragmas(engine.sync_engine, settings.sqlite_busy_timeout_ms)
+        _install_sqlite_begin(engine.sync_engine)
         sync_url = _sync_sqlite_url(url)
         if sync_url is not None:
             # One connection, used only from its one thread.
