@@ -12,7 +12,8 @@ from dataclasses import dataclass
 
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import OperationalError
-from starlette.responses import PlainTextResponse, Response, StreamingResponse
+from starlette.responses import PlainTextResponse, Response
+from starlette.types import Receive, Scope, Send
 
 from memchat.auth.repository import get_user
 from memchat.chat import repository as chat_sql
@@ -422,6 +423,31 @@ class TurnRelay:
                 return
 
 
+class RelayResponse(Response):
+    """The reply as plain text, chunk by chunk from the relay.
+
+    Unlike StreamingResponse it runs no task group and no disconnect listener per response: the
+    relay owns the upstream and the save, so a client that goes away only ends these writes.
+    """
+
+    media_type = "text/plain; charset=utf-8"
+
+    def __init__(self, chunks: AsyncIterator[bytes]):
+        self.chunks = chunks
+        self.status_code = 200
+        self.background = None
+        self.init_headers(STREAM_HEADERS)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
+            async for chunk in self.chunks:
+                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+        except OSError:
+            pass  # the client is gone (ASGI 2.4 servers raise here); the relay still saves the turn
+
+
 async def _mark_failed(state: AppState, turn: TurnContext) -> None:
     if turn.user_message_id is None:
         return
@@ -455,4 +481,4 @@ async def run_chat_turn(
         raise
     relay = TurnRelay(state, turn, stream, deltas, first)
     state.background.spawn(relay.run(), name=f"turn-{turn.user_message_id or 'compat'}")
-    return StreamingResponse(relay.client_body(), media_type="text/plain; charset=utf-8", headers=STREAM_HEADERS)
+    return RelayResponse(relay.client_body())
