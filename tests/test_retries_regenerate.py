@@ -46,6 +46,37 @@ async def test_retried_send_returns_the_saved_reply(
     assert await stored_count(running) == (2, 2)
 
 
+async def test_a_send_under_the_stored_message_id_is_a_retry(
+    running: Running, user_token: str, agent: dict[str, Any], upstream: TestUpstream
+) -> None:
+    """A console that reloaded history knows the message by memchat's id, not its own."""
+    upstream.script(Reply(text="只答一次"))
+    await chat(running, user_token, agent["id"], "你好", message_id="client-2")
+    body = (await running.client.get(f"/api/agents/{agent['id']}/messages", headers=auth(user_token))).json()
+    stored_id = body["messages"][0]["id"]
+    assert stored_id != "client-2"
+    retry = await chat(running, user_token, agent["id"], "你好", message_id=stored_id)
+    assert (retry.status_code, retry.text) == (200, "只答一次")
+    assert len(upstream.chat_requests) == 1
+    assert await stored_count(running) == (2, 2)
+
+
+async def test_two_tabs_sending_one_message_at_once_store_it_once(
+    running: Running, user_token: str, agent: dict[str, Any], upstream: TestUpstream
+) -> None:
+    upstream.script(Reply(text="一个回答"), Reply(text="一个回答"))
+    body = chat_body(agent["id"], "同时发", message_id="client-3")
+    responses = await asyncio.gather(
+        *(running.client.post("/api/chat", json=body, headers=auth(user_token)) for _ in range(2))
+    )
+    await running.settle()
+    # one answers; the other replays the stored reply or is told the turn is still streaming
+    assert sorted(r.status_code for r in responses) in ([200, 200], [200, 409])
+    assert [r.text for r in responses if r.status_code == 200][0] == "一个回答"
+    assert len(upstream.chat_requests) == 1
+    assert await stored_count(running) == (2, 2)
+
+
 async def test_idempotency_key_header(
     running: Running, user_token: str, agent: dict[str, Any], upstream: TestUpstream
 ) -> None:

@@ -9,7 +9,7 @@ parameters, so a turn pays neither ORM unit-of-work nor statement construction (
 from dataclasses import dataclass
 from typing import Any, TypeAlias, cast
 
-from sqlalchemy import Row, Table, bindparam, insert, select, update
+from sqlalchemy import Row, Table, bindparam, exists, insert, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
 
@@ -124,6 +124,39 @@ def insert_message(conn: Connection, values: dict[str, Any]) -> int:
     """Insert a message (values carry its id); returns its seq."""
     seq = conn.execute(_INSERT_MESSAGE, values).scalar_one()
     return int(seq)
+
+
+_VALUE_COLUMNS = [column for column in messages.c if column.name != "seq"]
+
+
+def _insert_unless_known(dialect_insert: Any) -> Any:
+    values = select(*(bindparam(f"v_{c.name}", type_=c.type) for c in _VALUE_COLUMNS)).where(
+        ~exists().where(
+            messages.c.conversation_id == bindparam("v_conversation_id"),
+            messages.c.id == bindparam("v_client_message_id"),
+            messages.c.status != SUPERSEDED,
+        )
+    )
+    return (
+        dialect_insert(messages)
+        .from_select(_VALUE_COLUMNS, values)
+        .on_conflict_do_nothing(index_elements=["conversation_id", "client_message_id"])
+        .returning(messages.c.seq)
+    )
+
+
+_INSERT_ONCE = {"sqlite": _insert_unless_known(sqlite.insert), "postgresql": _insert_unless_known(postgresql.insert)}
+
+
+def insert_message_once(conn: Connection, values: dict[str, Any]) -> int | None:
+    """Insert unless a live message of the conversation is known by this client id (as its client
+    id, by the unique index, or as its own id); its seq, or None when it was known.
+
+    The idempotency check and the insert in one statement: a new message costs no lookup.
+    """
+    params = {f"v_{name}": value for name, value in values.items()}
+    seq = conn.execute(_INSERT_ONCE[conn.dialect.name], params).scalar_one_or_none()
+    return None if seq is None else int(seq)
 
 
 _BUMP = (

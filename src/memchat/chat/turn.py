@@ -134,28 +134,29 @@ def _regenerate_target(conn: Connection, live_turns: set[str], conversation_id: 
 
 
 def _insert_user_message(
-    conn: Connection, conversation_id: str, agent_id: str, user_id: str, text: str, client_id: str | None
-) -> _TurnMessage:
+    conn: Connection, conversation_id: str, agent_id: str, user_id: str, text: str, client_id: str | None, *, once: bool
+) -> _TurnMessage | None:
+    """The new user message and the conversation's count; with `once`, None if the client id is known."""
     now = now_ms()
     message_id = new_id()
-    seq = chat_sql.insert_message(
-        conn,
-        {
-            "id": message_id,
-            "conversation_id": conversation_id,
-            "user_id": user_id,
-            "agent_id": agent_id,
-            "role": "user",
-            "content": text,
-            "status": COMPLETED,
-            "client_message_id": client_id,
-            "reply_to_id": None,
-            "reply_state": REPLY_PENDING,
-            "extraction_state": None,
-            "created_at_ms": now,
-            "updated_at_ms": now,
-        },
-    )
+    values = {
+        "id": message_id,
+        "conversation_id": conversation_id,
+        "user_id": user_id,
+        "agent_id": agent_id,
+        "role": "user",
+        "content": text,
+        "status": COMPLETED,
+        "client_message_id": client_id,
+        "reply_to_id": None,
+        "reply_state": REPLY_PENDING,
+        "extraction_state": None,
+        "created_at_ms": now,
+        "updated_at_ms": now,
+    }
+    seq = chat_sql.insert_message_once(conn, values) if once else chat_sql.insert_message(conn, values)
+    if seq is None:
+        return None
     chat_sql.bump_conversation(conn, conversation_id, count_delta=1, now_ms=now)
     return _TurnMessage(message_id, seq, text)
 
@@ -188,10 +189,17 @@ def _turn_message(
         superseded = chat_sql.supersede_from(conn, conversation_id, edited.seq, now)
         chat_sql.bump_conversation(conn, conversation_id, count_delta=-superseded, now_ms=now)
     elif client_id:
+        # A retried send: its client id is already a live message of this conversation.
+        inserted = _insert_user_message(conn, conversation_id, agent_id, user_id, text, client_id, once=True)
+        if inserted is not None:
+            return inserted
         existing = chat_sql.find_by_client_id(conn, conversation_id, client_id)
         if existing is not None and existing.role == "user":
             return _answer_again(conn, live_turns, existing)
-    return _insert_user_message(conn, conversation_id, agent_id, user_id, text, client_id)
+        client_id = None  # the id is an assistant message's: a new message, without a client id
+    message = _insert_user_message(conn, conversation_id, agent_id, user_id, text, client_id, once=False)
+    assert message is not None
+    return message
 
 
 def _store_user_side(
