@@ -18,6 +18,11 @@ class Settings(BaseSettings):
         default=None, description="SQLAlchemy async URL; default: SQLite file data_dir/memchat.sqlite3"
     )
     sqlite_busy_timeout_ms: int = 5000
+    # PostgreSQL: connections kept open. Every turn opens two short transactions (and its
+    # background work more); a pool smaller than the turns in flight opens and closes overflow
+    # connections all the time, each a TCP + auth handshake.
+    database_pool_size: int = Field(default=20, ge=1)
+    database_max_overflow: int = Field(default=20, ge=0)
     migrate_on_start: bool = Field(default=False, description="`memchat serve` sets this for the embedded DB")
 
     # --- upstream LLM ---

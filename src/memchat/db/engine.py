@@ -118,6 +118,8 @@ def create_database(settings: Settings, **engine_kwargs: Any) -> Database:
     if is_sqlite and url.database and url.database != ":memory:":
         Path(url.database).parent.mkdir(parents=True, exist_ok=True)
     kwargs: dict[str, Any] = {"pool_pre_ping": not is_sqlite}
+    if not is_sqlite:
+        kwargs.update(pool_size=settings.database_pool_size, max_overflow=settings.database_max_overflow)
     kwargs.update(engine_kwargs)
     engine = create_async_engine(url, **kwargs)
     sqlite_engine = sqlite_thread = None
