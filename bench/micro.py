@@ -6,7 +6,8 @@
 - the SDK's parsing of one streamed chunk (json + construct_type), vs orjson and a dict lookup;
 - one ORM SELECT through SQLAlchemy + aiosqlite, a driver-level statement through aiosqlite,
   a read transaction through an AsyncSession, vs the same SELECT with the stdlib sqlite3 module;
-- HS256 JWT decode (PyJWT).
+- HS256 JWT decode (PyJWT);
+- the turn's commit point 1 as it runs now (one call on memchat's SQLite thread), and a full GC.
 Runs in a temporary folder; nothing touches the network.
 """
 
@@ -135,6 +136,88 @@ async def sqlite_costs(folder: str) -> None:
     raw.close()
 
 
+async def turn_transaction_costs(folder: str) -> None:
+    """Commit point 1 as the turn runs it (Database.run_write on memchat's SQLite thread), and the GC."""
+    from types import SimpleNamespace
+
+    from memchat.chat import repository as chat_sql
+    from memchat.chat.schemas import ChatRequest
+    from memchat.chat.turn import _store_user_side, prepare_turn
+    from memchat.db.engine import create_database
+    from memchat.db.migrate import upgrade
+    from memchat.models.base import new_id
+    from memchat.settings import Settings
+
+    settings = Settings(
+        _env_file=None,
+        database_url=f"sqlite+aiosqlite:///{os.path.join(folder, 'turn.sqlite3')}",
+        data_dir=folder,
+        jwt_secret="s" * 48,
+    )
+    db = create_database(settings)
+    await upgrade(db.engine)
+    user_id, agent_id = new_id(), new_id()
+
+    def seed(conn: Any) -> None:
+        conn.execute(chat_sql.users.insert().values(id=user_id, email="e", password_hash="h", created_at_ms=1))
+        conn.execute(
+            chat_sql.agents.insert().values(
+                id=agent_id,
+                user_id=user_id,
+                name="bench",
+                handle="",
+                default_prompt="你好" * 50,
+                created_at_ms=1,
+                updated_at_ms=1,
+                **{
+                    f: ""
+                    for f in (
+                        "status",
+                        "last_active",
+                        "relationship",
+                        "headline",
+                        "topic",
+                        "chemistry_label",
+                        "chemistry",
+                        "rhythm",
+                        "profile_note",
+                    )
+                },
+            )
+        )
+
+    await db.run_write(seed)
+    state: Any = SimpleNamespace(settings=settings, live_turns=set(), embeddings=None, db=db)
+
+    def request() -> ChatRequest:
+        body = {
+            "agentId": agent_id,
+            "messages": [{"id": new_id(), "role": "user", "parts": [{"type": "text", "text": "今天好累"}]}],
+        }
+        return ChatRequest.model_validate(body)
+
+    async def empty_transaction() -> None:
+        await db.run_write(lambda conn: None)
+
+    async def commit_one() -> None:
+        await db.run_write(_store_user_side, state, request(), user_id, "今天好累", None)
+        state.live_turns.clear()
+
+    async def whole_prepare() -> None:
+        await prepare_turn(state, user_id, request(), None)
+        state.live_turns.clear()
+
+    await _time_async("run_write: thread hop + BEGIN IMMEDIATE + COMMIT", empty_transaction, 500)
+    await _time_async("run_write(_store_user_side): commit point 1", commit_one, 500)
+    await _time_async("prepare_turn: commit point 1 + recall + prompt", whole_prepare, 500)
+    await db.dispose()
+    import gc
+
+    started = time.perf_counter()
+    gc.collect()
+    _report(f"gc.collect(), full, {len(gc.get_objects()):,} tracked objects", time.perf_counter() - started, 1)
+
+
 def jwt_costs() -> None:
     secret = "s" * 48
     token = jwt.encode({"sub": "u", "exp": int(time.time()) + 3600}, secret, algorithm="HS256")
@@ -150,6 +233,7 @@ async def _main() -> None:
     await upstream_costs()
     with tempfile.TemporaryDirectory(prefix="memchat-micro-") as folder:
         await sqlite_costs(folder)
+        await turn_transaction_costs(folder)
     jwt_costs()
 
 
