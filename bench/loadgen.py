@@ -467,7 +467,7 @@ async def figure_streams(plan: Plan) -> dict[str, Any]:
     rows: dict[str, list[dict[str, Any]]] = {"direct": [], "memchat": []}
     best: dict[str, int] = {"direct": 0, "memchat": 0}
     rss_idle = rss_kib(plan.server_pid)
-    for side in ("direct", "memchat"):
+    for side in plan.sizes.get("streamSides", ["direct", "memchat"]):
         open_rate = 1000.0 if side == "direct" else 40.0  # streams opened per second, refined per level
         for n in levels:
             deltas = min(3000, max(base_deltas, math.ceil((n / open_rate + 3.0) / gap_s)))

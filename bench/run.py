@@ -7,7 +7,7 @@ temporary SQLite file, or a new database on the PostgreSQL server at 127.0.0.1:5
 user and creates agents through the API, runs each figure in its own load-generator process
 (bench.loadgen), seeds large histories with SQL for the history figure, and counts SQL per turn
 with bench.sql_probe_server. Writes bench/results/latest.{md,json} and the PNG plots.
---profile also records py-spy profiles of the server under the TTFB and throughput loads
+--profile also records py-spy profiles of the server under the TTFB, throughput and held-streams loads
 (bench/results/profiles/, not committed).
 """
 
@@ -314,11 +314,13 @@ def bench_database(
 
 
 def profile_server(plan: dict[str, Any], pid: int, workdir: Path, kind: str) -> dict[str, str]:
-    """py-spy under two loads: sequential TTFB pairs and the throughput run at concurrency 64."""
+    """py-spy under three loads: sequential TTFB pairs, the throughput run at concurrency 64, and
+    250 paced streams held open (opened in the first ~2 s, then 13 s of deltas)."""
     out: dict[str, str] = {}
     loads = {
         "ttfb": dict(plan["sizes"], ttfbPairs=400, ttfbMaxS=20),
         "throughput": dict(plan["sizes"], concurrency=[64], warmupS=0.5, durationS=15.0, sides=["memchat"]),
+        "streams": dict(plan["sizes"], streamLevels=[250], streamDeltas=750, streamSides=["memchat"]),
     }
     for figure, sizes in loads.items():
         target = RESULTS / "profiles" / f"{kind}-{figure}.txt"
