@@ -50,4 +50,9 @@ async def test_shipped_threshold_is_the_one_the_eval_tunes(extractor: EmbeddingE
     tuned = tune_threshold(
         lambda t: simulate_dedupe(train, by_id, t, extractor.center, all_examples=examples), max_false_merge=0.02
     )
-    assert tuned.threshold == pytest.approx(DEFAULT_DUPLICATE_THRESHOLD)
+    # onnxruntime's kernels differ per instruction set (AVX2, AVX-512), so a pair whose score sits on
+    # a grid step can land on either side of it: the tuned optimum may move by one step by CPU.
+    assert abs(tuned.threshold - DEFAULT_DUPLICATE_THRESHOLD) <= 0.01 + 1e-9
+    shipped = simulate_dedupe(train, by_id, DEFAULT_DUPLICATE_THRESHOLD, extractor.center, all_examples=examples)
+    assert shipped.false_merge_rate <= 0.02
+    assert shipped.merge_rate >= tuned.merge_rate - 0.05
