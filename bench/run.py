@@ -68,7 +68,7 @@ FULL = {
     "warmupS": 1.0,
     "durationS": 8.0,
     "maxWindowS": 30.0,
-    "streamLevels": [10, 25, 50, 100, 250, 500, 1000, 1500, 2000],
+    "streamLevels": [10, 25, 50, 100, 250, 500, 750, 1000, 1500, 2000],
     "streamDeltas": 300,
     "streamsMaxS": 300,
     "historyRounds": 60,
