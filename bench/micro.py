@@ -145,6 +145,7 @@ async def turn_transaction_costs(folder: str) -> None:
     from memchat.chat.turn import _store_user_side, prepare_turn
     from memchat.db.engine import create_database
     from memchat.db.migrate import upgrade
+    from memchat.models.agent import PROFILE_FIELDS
     from memchat.models.base import new_id
     from memchat.settings import Settings
 
@@ -169,20 +170,7 @@ async def turn_transaction_costs(folder: str) -> None:
                 default_prompt="你好" * 50,
                 created_at_ms=1,
                 updated_at_ms=1,
-                **{
-                    f: ""
-                    for f in (
-                        "status",
-                        "last_active",
-                        "relationship",
-                        "headline",
-                        "topic",
-                        "chemistry_label",
-                        "chemistry",
-                        "rhythm",
-                        "profile_note",
-                    )
-                },
+                **dict.fromkeys(PROFILE_FIELDS, ""),
             )
         )
 

@@ -315,7 +315,7 @@ def bench_database(
 
 def profile_server(plan: dict[str, Any], pid: int, workdir: Path, kind: str) -> dict[str, str]:
     """py-spy under three loads: sequential TTFB pairs, the throughput run at concurrency 64, and
-    250 paced streams held open (opened in the first ~2 s, then 13 s of deltas)."""
+    250 paced streams held open (opened in about a second, then 15 s of deltas)."""
     out: dict[str, str] = {}
     loads = {
         "ttfb": dict(plan["sizes"], ttfbPairs=400, ttfbMaxS=20),

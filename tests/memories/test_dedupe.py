@@ -47,12 +47,14 @@ async def test_shipped_threshold_is_the_one_the_eval_tunes(extractor: EmbeddingE
     train = [e for e in examples if e.split == "train" and e.remember]
     vectors = await extractor._embedder.embed_passages([e.text for e in train])  # noqa: SLF001
     by_id = {e.id: vectors[i] for i, e in enumerate(train)}
+    max_false_merge = 0.02
     tuned = tune_threshold(
-        lambda t: simulate_dedupe(train, by_id, t, extractor.center, all_examples=examples), max_false_merge=0.02
+        lambda t: simulate_dedupe(train, by_id, t, extractor.center, all_examples=examples),
+        max_false_merge=max_false_merge,
     )
     # onnxruntime's kernels differ per instruction set (AVX2, AVX-512), so a pair whose score sits on
     # a grid step can land on either side of it: the tuned optimum may move by one step by CPU.
     assert abs(tuned.threshold - DEFAULT_DUPLICATE_THRESHOLD) <= 0.01 + 1e-9
     shipped = simulate_dedupe(train, by_id, DEFAULT_DUPLICATE_THRESHOLD, extractor.center, all_examples=examples)
-    assert shipped.false_merge_rate <= 0.02
+    assert shipped.false_merge_rate <= max_false_merge
     assert shipped.merge_rate >= tuned.merge_rate - 0.05
