@@ -138,15 +138,19 @@ async def sqlite_costs(folder: str) -> None:
 
 async def turn_transaction_costs(folder: str) -> None:
     """Commit point 1 as the turn runs it (Database.run_write on memchat's SQLite thread), and the GC."""
-    from types import SimpleNamespace
-
-    from memchat.chat import repository as chat_sql
+    from memchat.app import build_chat_services
+    from memchat.auth.repository import users
+    from memchat.background import BackgroundTasks
+    from memchat.chat.intent import read_intent
     from memchat.chat.schemas import ChatRequest
-    from memchat.chat.turn import _store_user_side, prepare_turn
+    from memchat.chat.turn import prepare_turn
+    from memchat.chat.user_message import store_user_side
+    from memchat.conversations.repository import agents
     from memchat.db.engine import create_database
     from memchat.db.migrate import upgrade
-    from memchat.models.agent import PROFILE_FIELDS
+    from memchat.llm.client import LLMClient
     from memchat.models.base import new_id
+    from memchat.schemas import PROFILE_FIELDS
     from memchat.settings import Settings
 
     settings = Settings(
@@ -155,14 +159,14 @@ async def turn_transaction_costs(folder: str) -> None:
         data_dir=folder,
         jwt_secret="s" * 48,
     )
-    db = create_database(settings)
+    db = create_database(settings.database)
     await upgrade(db.engine)
     user_id, agent_id = new_id(), new_id()
 
     def seed(conn: Any) -> None:
-        conn.execute(chat_sql.users.insert().values(id=user_id, email="e", password_hash="h", created_at_ms=1))
+        conn.execute(users.insert().values(id=user_id, email="e", password_hash="h", created_at_ms=1))
         conn.execute(
-            chat_sql.agents.insert().values(
+            agents.insert().values(
                 id=agent_id,
                 user_id=user_id,
                 name="bench",
@@ -175,29 +179,34 @@ async def turn_transaction_costs(folder: str) -> None:
         )
 
     await db.run_write(seed)
-    state: Any = SimpleNamespace(settings=settings, live_turns=set(), embeddings=None, db=db)
+    llm = LLMClient(
+        base_url="http://127.0.0.1:9/v1", api_key="x", model="m", connect_timeout_s=1, read_timeout_s=1, max_retries=0
+    )
+    services = build_chat_services(settings, db, llm, None, BackgroundTasks())
 
-    def request() -> ChatRequest:
+    def intent() -> Any:
         body = {
             "agentId": agent_id,
             "messages": [{"id": new_id(), "role": "user", "parts": [{"type": "text", "text": "今天好累"}]}],
         }
-        return ChatRequest.model_validate(body)
+        return read_intent(ChatRequest.model_validate(body), user_id, None, services.limits)
 
     async def empty_transaction() -> None:
         await db.run_write(lambda conn: None)
 
     async def commit_one() -> None:
-        await db.run_write(_store_user_side, state, request(), user_id, "今天好累", None)
-        state.live_turns.clear()
+        limit = services.limits.recent_message_limit
+        await db.run_write(store_user_side, intent(), services.live_turns, limit, services.memory.read_for_prompt)
+        services.live_turns.clear()
 
     async def whole_prepare() -> None:
-        await prepare_turn(state, user_id, request(), None)
-        state.live_turns.clear()
+        await prepare_turn(services, intent())
+        services.live_turns.clear()
 
     await _time_async("run_write: thread hop + BEGIN IMMEDIATE + COMMIT", empty_transaction, 500)
-    await _time_async("run_write(_store_user_side): commit point 1", commit_one, 500)
+    await _time_async("run_write(store_user_side): commit point 1", commit_one, 500)
     await _time_async("prepare_turn: commit point 1 + recall + prompt", whole_prepare, 500)
+    await llm.aclose()
     await db.dispose()
     import gc
 

@@ -35,9 +35,11 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+import memchat.auth.dependencies as auth_deps_module
+import memchat.chat.after_turn as after_turn_module
+import memchat.chat.relay as relay_module
 import memchat.chat.router as chat_router_module
 import memchat.chat.turn as turn_module
-import memchat.deps as deps_module
 from bench import variants
 from bench.stats import summary_ms
 from bench.variants import VARIANTS
@@ -90,14 +92,12 @@ def _timed_handler(fn: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable
 def install_timers() -> None:
     """Wrap the turn's steps where run_chat_turn and the auth dependency look them up."""
     chat_router_module.run_chat_turn = _timed_handler(chat_router_module.run_chat_turn)  # type: ignore[attr-defined,assignment]
-    deps_module.user_for_token = _timed("1 auth: user for token", deps_module.user_for_token)  # type: ignore[attr-defined,assignment]
+    auth_deps_module.user_for_token = _timed("1 auth: user for token", auth_deps_module.user_for_token)  # type: ignore[attr-defined,assignment]
     turn_module.prepare_turn = _timed("2 prepare_turn (commit 1)", turn_module.prepare_turn)  # type: ignore[assignment]
-    turn_module._open_until_first_text = _timed(  # type: ignore[assignment]
-        "3 upstream: open until first text", turn_module._open_until_first_text
-    )
+    LLMClient.open_reply = _timed("3 upstream: open until first text", LLMClient.open_reply)  # type: ignore[method-assign,assignment]
     LLMClient.open_stream = _timed("3a upstream: SDK create() until headers", LLMClient.open_stream)  # type: ignore[method-assign,assignment]
-    turn_module.TurnRelay._finish = _timed("5 save the turn (commit 2)", turn_module.TurnRelay._finish)  # type: ignore[method-assign,assignment]
-    turn_module.run_extraction = _own_task("extract-inline", turn_module.run_extraction)  # type: ignore[attr-defined,assignment]
+    relay_module.TurnRelay._finish = _timed("5 save the turn (commit 2)", relay_module.TurnRelay._finish)  # type: ignore[method-assign,assignment]
+    after_turn_module.run_extraction = _own_task("extract-inline", after_turn_module.run_extraction)  # type: ignore[attr-defined,assignment]
     run_write = Database.run_write
 
     @functools.wraps(run_write)  # type: ignore[arg-type]
@@ -224,7 +224,7 @@ def install_probe_routes(app: Any) -> None:
 
     async def idle(request: Request) -> Response:
         state = request.app.state.memchat
-        return JSONResponse(len(state.background) == 0 and not state.live_turns)
+        return JSONResponse(len(state.background) == 0 and not state.chat.live_turns)
 
     # In front of the console's catch-all GET route.
     app.router.routes[0:0] = [
@@ -242,7 +242,7 @@ def main() -> None:
     args = parser.parse_args()
     variants.apply(args.variant)
     settings = Settings()
-    settings.migrate_on_start = True
+    settings.database.migrate_on_start = True
     install_timers()
     app = create_app(settings)
     install_probe_routes(app)

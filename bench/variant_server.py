@@ -20,7 +20,7 @@ def main() -> None:
     args = parser.parse_args()
     apply(args.variant)
     settings = Settings()
-    settings.migrate_on_start = True
+    settings.database.migrate_on_start = True
     uvicorn.run(create_app(settings), host=args.host, port=args.port, log_level="warning", proxy_headers=False)
 
 

@@ -35,7 +35,7 @@ def _with_database(url: str, name: str) -> str:
 
 
 async def _migrate(url: str) -> None:
-    db = create_database(Settings(database_url=url))
+    db = create_database(Settings(database_url=url).database)
     try:
         await upgrade(db.engine)
     finally:

@@ -10,7 +10,7 @@ from tests.conftest import start_server
 async def test_start_up_objects_leave_the_cyclic_gc(settings: Settings) -> None:
     gc.unfreeze()
     assert gc.get_freeze_count() == 0
-    server, task, _ = await start_server(create_app(settings.model_copy(update={"gc_freeze_on_start": True})))
+    server, task, _ = await start_server(create_app(settings.replace(gc_freeze_on_start=True)))
     try:
         # the framework, SQLAlchemy, aiohttp and memchat's own objects: far more than a handful
         assert gc.get_freeze_count() > 10_000

@@ -67,25 +67,25 @@ async def test_unknown_agent(running: Running, user_token: str, upstream: TestUp
 
 
 async def test_oversized_message(running: Running, user_token: str, agent: dict[str, Any]) -> None:
-    text = "长" * (running.state.settings.max_message_chars + 1)
+    text = "长" * (running.state.settings.limits.max_message_chars + 1)
     response = await running.client.post("/api/chat", json=chat_body(agent["id"], text), headers=auth(user_token))
     assert response.status_code == 413
     assert response.json()["error"]["code"] == "message_too_long"
     await assert_nothing_stored(running, user_token, agent["id"])
-    ok = "长" * running.state.settings.max_message_chars
+    ok = "长" * running.state.settings.limits.max_message_chars
     response = await running.client.post("/api/chat", json=chat_body(agent["id"], ok), headers=auth(user_token))
     await running.settle()
     assert response.status_code == 200
 
 
 async def test_oversized_body_and_too_many_messages(running: Running, user_token: str, agent: dict[str, Any]) -> None:
-    running.state.settings.max_messages_per_request = 3
+    running.state.chat.limits.max_messages_per_request = 3
     body = chat_body(agent["id"], "hi")
     body["messages"] = body["messages"] * 4
     response = await running.client.post("/api/chat", json=body, headers=auth(user_token))
     assert response.status_code == 422
     assert response.json()["error"]["code"] == "too_many_messages"
-    huge = b'{"agentId": "' + b"x" * (running.state.settings.max_request_bytes + 10) + b'"}'
+    huge = b'{"agentId": "' + b"x" * (running.state.settings.limits.max_request_bytes + 10) + b'"}'
     response = await running.client.post(
         "/api/chat", content=huge, headers={**auth(user_token), "Content-Type": "application/json"}
     )
@@ -95,9 +95,9 @@ async def test_oversized_body_and_too_many_messages(running: Running, user_token
 
 
 async def test_chat_rate_limit(running: Running, user_token: str, agent: dict[str, Any]) -> None:
-    from memchat.chat.rate_limit import RateLimiter
+    from memchat.throttle import RateLimiter
 
-    running.state.chat_limiter = RateLimiter(2)
+    running.state.chat.limiter = RateLimiter(2)
     statuses = []
     for i in range(3):
         response = await running.client.post("/api/chat", json=chat_body(agent["id"], f"{i}"), headers=auth(user_token))

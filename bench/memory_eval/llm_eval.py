@@ -13,10 +13,8 @@ from openai import AsyncOpenAI, omit
 
 from memchat.memories.dedupe import duplicate_scores
 from memchat.memories.embedding_extractor import EmbeddingExtractor
-from memchat.memories.llm_ops import (
-    AddOp,
+from memchat.memories.llm_extraction import (
     ArchiveOp,
-    ExistingMemory,
     ParseResult,
     UpdateOp,
     build_extraction_messages,
@@ -24,6 +22,7 @@ from memchat.memories.llm_ops import (
     parse_operations,
 )
 from memchat.memories.rules import extract_candidate_memories
+from memchat.memories.types import MemoryDraft, StoredMemory
 
 log = logging.getLogger("bench.memory_eval")
 
@@ -42,7 +41,7 @@ class ExtractionLLM:
         self._schema_supported = True
         self.stats = LLMStats()
 
-    async def operations(self, user_text: str, existing: Sequence[ExistingMemory]) -> ParseResult:
+    async def operations(self, user_text: str, existing: Sequence[StoredMemory]) -> ParseResult:
         messages = build_extraction_messages(user_text, None, existing)
         self.stats.calls += 1
         raw: str | None = None
@@ -73,12 +72,12 @@ class ExtractionLLM:
         return content
 
 
-def _first_type(result: ParseResult, existing: Sequence[ExistingMemory], text: str) -> str | None:
+def _first_type(result: ParseResult, existing: Sequence[StoredMemory], text: str) -> str | None:
     if not result.ok:
         rule = extract_candidate_memories(text)
         return rule[0].type if rule else None
     for op in result.operations:
-        if isinstance(op, AddOp):
+        if isinstance(op, MemoryDraft):
             return op.type
         if isinstance(op, UpdateOp):
             return next((m.type for m in existing if m.id == op.id), None)
@@ -123,13 +122,13 @@ async def simulate_llm_dedupe(
     A memory's vector is that of the utterance that last wrote it (the eval embeds utterances only).
     """
     by_id = {e.id: e for e in all_examples}
-    store: dict[str, tuple[str, ExistingMemory, npt.NDArray[np.float32]]] = {}  # id -> (key, memory, vector)
+    store: dict[str, tuple[str, StoredMemory, npt.NDArray[np.float32]]] = {}  # id -> (key, memory, vector)
     positives = [e for e in examples if e.remember]
     contradictions = updated = wrong = 0
     for n, e in enumerate(positives):
         key = memory_key(e, by_id)
         ids = list(store)
-        existing: list[ExistingMemory] = []
+        existing: list[StoredMemory] = []
         if ids:
             matrix = np.stack([store[i][2] for i in ids])
             top = np.argsort(-duplicate_scores(vectors[e.id], matrix, center=center), kind="stable")[:k]
@@ -137,16 +136,16 @@ async def simulate_llm_dedupe(
         result = await llm.operations(e.text, existing)
         contradictions += e.contradicts is not None
         for op in result.operations:
-            if isinstance(op, AddOp):
+            if isinstance(op, MemoryDraft):
                 memory_id = f"mem-{n}"
-                store[memory_id] = (key, ExistingMemory(memory_id, op.type, op.content, op.importance), vectors[e.id])
+                store[memory_id] = (key, StoredMemory(memory_id, op.type, op.content, op.importance), vectors[e.id])
             elif isinstance(op, UpdateOp):
                 old_key, old, _ = store[op.id]
                 if old_key == key:
                     updated += e.contradicts is not None
                 else:
                     wrong += 1
-                memory = ExistingMemory(op.id, old.type, op.content, op.importance or old.importance)
+                memory = StoredMemory(op.id, old.type, op.content, op.importance or old.importance)
                 store[op.id] = (key, memory, vectors[e.id])
             elif isinstance(op, ArchiveOp):
                 store.pop(op.id, None)

@@ -16,23 +16,26 @@ from starlette.responses import JSONResponse
 
 from memchat.agents.router import router as agents_router
 from memchat.auth.router import router as auth_router
-from memchat.auth.security import TokenCodec, resolve_jwt_secret
 from memchat.background import BackgroundTasks
 from memchat.chat.admission import TurnAdmission
-from memchat.chat.extraction import ExtractionTools, recover_unfinished_turns
-from memchat.chat.rate_limit import RateLimiter
+from memchat.chat.after_turn import recover_unfinished_turns
 from memchat.chat.router import router as chat_router
+from memchat.chat.services import ChatServices
 from memchat.conversations.router import router as conversations_router
-from memchat.db.engine import create_database
+from memchat.db.engine import Database, create_database
 from memchat.db.migrate import is_up_to_date, upgrade
 from memchat.errors import MemchatError
 from memchat.limits import BodySizeLimit
+from memchat.llm.client import LLMClient
 from memchat.llm.setup import build_llm
+from memchat.memories.pipeline import MemoryPipeline
 from memchat.memories.router import router as memories_router
-from memchat.memories.semantic import build_memory_embeddings
+from memchat.memories.semantic import MemoryEmbeddings, build_memory_embeddings
 from memchat.schemas import CamelModel
+from memchat.security import TokenCodec, resolve_jwt_secret
 from memchat.settings import Settings
 from memchat.state import AppState
+from memchat.throttle import LoginThrottle, RateLimiter
 from memchat.web import default_dist_dir, mount_console
 
 log = logging.getLogger("memchat")
@@ -85,35 +88,73 @@ def install_error_handlers(app: FastAPI) -> None:
         return _error(500, "internal_error", "internal server error")
 
 
+def build_chat_services(
+    settings: Settings,
+    db: Database,
+    llm: LLMClient,
+    embeddings: MemoryEmbeddings | None,
+    background: BackgroundTasks,
+) -> ChatServices:
+    """The chat turn's parts, the memory strategy resolved once from the settings."""
+    memory = MemoryPipeline(
+        extractor=settings.memory.extractor,
+        recall_mode=settings.memory.recall,
+        injection_limit=settings.memory.injection_limit,
+        recall_char_budget=settings.memory.recall_char_budget,
+        recall_timeout_s=settings.memory.recall_timeout_s,
+        llm_max_ops=settings.memory.llm_max_ops,
+        llm_context_memories=settings.memory.llm_context_memories,
+        max_memories=settings.limits.max_memories_per_agent,
+        embeddings=embeddings,
+        llm=llm,
+    )
+    return ChatServices(
+        db=db,
+        llm=llm,
+        memory=memory,
+        background=background,
+        limiter=RateLimiter(settings.limits.chat_rate_limit_per_minute),
+        limits=settings.limits,
+        summary=settings.summary,
+    )
+
+
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or Settings()
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        db = create_database(settings)
+        db = create_database(settings.database)
         if not await is_up_to_date(db.engine):
-            if not settings.migrate_on_start:
+            if not settings.database.migrate_on_start:
                 await db.dispose()
                 raise RuntimeError("the database is not migrated: run `memchat migrate` first")
             await upgrade(db.engine)
-        llm, local_server = build_llm(settings)
+        llm, local_server = build_llm(settings.llm, settings.local)
         if local_server is not None:
             local_server.start_in_background()
+        embeddings = build_memory_embeddings(
+            settings.resolved_embeddings_provider, settings.embeddings, settings.memory.duplicate_threshold
+        )
+        if embeddings is not None:
+            await embeddings.prepare()  # fits the extractor once, not on the first turn
+        background = BackgroundTasks()
         state = AppState(
             settings=settings,
             db=db,
-            tokens=TokenCodec(resolve_jwt_secret(settings), settings.jwt_ttl_s, settings.jwt_algorithm),
-            llm=llm,
-            background=BackgroundTasks(),
-            chat_limiter=RateLimiter(settings.chat_rate_limit_per_minute),
+            tokens=TokenCodec(
+                resolve_jwt_secret(settings.auth, settings.database.data_dir),
+                settings.auth.ttl_s,
+                settings.auth.algorithm,
+            ),
+            login_throttle=LoginThrottle(),
+            background=background,
+            chat=build_chat_services(settings, db, llm, embeddings, background),
+            local_model=local_server,
         )
-        state.local_model = local_server
-        state.embeddings = build_memory_embeddings(settings)
-        if state.embeddings is not None:
-            await state.embeddings.prepare()  # fits the extractor once, not on the first turn
         app.state.memchat = state
-        await recover_unfinished_turns(db, settings, ExtractionTools(llm=llm, embeddings=state.embeddings))
-        if settings.gc_freeze_on_start:
+        await recover_unfinished_turns(db, state.chat.memory)
+        if settings.http.gc_freeze_on_start:
             # What exists now lives as long as the process. Left in the cyclic GC, each full
             # collection walks its ~170,000 objects with the event loop stopped (≈ 115 ms here),
             # and every open stream's next chunk comes that much late (bench figure 4).
@@ -123,7 +164,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             yield
         finally:
             await state.background.drain()
-            await llm.aclose()
+            await state.chat.llm.aclose()
             if local_server is not None:
                 local_server.stop()
             await db.dispose()
@@ -151,14 +192,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     for router in (auth_router, agents_router, conversations_router, memories_router, chat_router):
         app.include_router(router)
-    mount_console(app, settings.web_dist_dir or default_dist_dir())
+    mount_console(app, settings.http.web_dist_dir or default_dist_dir())
 
-    app.add_middleware(BodySizeLimit, max_bytes=settings.max_request_bytes)
-    app.add_middleware(TurnAdmission, limit=settings.chat_setup_concurrency)
-    if settings.cors_origins:
+    app.add_middleware(BodySizeLimit, max_bytes=settings.limits.max_request_bytes)
+    app.add_middleware(TurnAdmission, limit=settings.limits.chat_setup_concurrency)
+    if settings.http.cors_origins:
         app.add_middleware(
             CORSMiddleware,
-            allow_origins=settings.cors_origins,
+            allow_origins=settings.http.cors_origins,
             allow_methods=["GET", "POST", "PATCH", "DELETE"],
             allow_headers=["Authorization", "Content-Type", "Idempotency-Key"],
         )

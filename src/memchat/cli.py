@@ -34,11 +34,11 @@ def serve(
     from memchat.app import create_app
 
     settings = Settings()
-    settings.migrate_on_start = settings.is_sqlite if migrate is None else migrate
-    if not settings.llm_base_url:
+    settings.database.migrate_on_start = settings.database.is_sqlite if migrate is None else migrate
+    if not settings.llm.base_url:
         from memchat.llm import local
 
-        if local.local_extra_installed(settings.local_model_path) and settings.local_model_path is None:
+        if local.local_extra_installed(settings.local.model_path) and settings.local.model_path is None:
             typer.echo(local.DEMO_MODEL_NOTICE, err=True)
     typer.echo(f"memchat on http://{host}:{port}/  (API docs: http://{host}:{port}/docs)", err=True)
     uvicorn.run(create_app(settings), host=host, port=port, log_level=log_level, proxy_headers=False)
@@ -51,7 +51,7 @@ def migrate() -> None:
     from memchat.db.migrate import upgrade
 
     async def _migrate() -> None:
-        db = create_database(Settings())
+        db = create_database(Settings().database)
         try:
             await upgrade(db.engine)
         finally:
@@ -66,7 +66,7 @@ async def _with_session(fn: Any) -> Any:
     from memchat.db.migrate import is_up_to_date
 
     settings = Settings()
-    db = create_database(settings)
+    db = create_database(settings.database)
     try:
         if not await is_up_to_date(db.engine):
             raise typer.BadParameter("the database is not migrated: run `memchat migrate` first")
@@ -96,14 +96,16 @@ def user_create(
 def token(email: str) -> None:
     """Print a bearer token for a user (for scripts and curl)."""
     from memchat.auth.repository import get_user_by_email
-    from memchat.auth.security import TokenCodec, resolve_jwt_secret
     from memchat.auth.service import normalize_email
+    from memchat.security import TokenCodec, resolve_jwt_secret
 
     async def _token(settings: Settings, session: Any) -> str:
         user = await get_user_by_email(session, normalize_email(email))
         if user is None:
             raise typer.BadParameter(f"no user {email}")
-        return TokenCodec(resolve_jwt_secret(settings), settings.jwt_ttl_s).issue(user.id)
+        return TokenCodec(resolve_jwt_secret(settings.auth, settings.database.data_dir), settings.auth.ttl_s).issue(
+            user.id
+        )
 
     typer.echo(_run(_with_session(_token)))
 

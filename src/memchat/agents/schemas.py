@@ -1,32 +1,21 @@
-from pydantic import Field
+from typing import TYPE_CHECKING
 
-from memchat.schemas import CamelModel
+from pydantic import Field, create_model
 
-
-class AgentProfile(CamelModel):
-    """The chat partner as the prompt's second message shows it (SPEC: prompt assembly)."""
-
-    status: str = ""
-    last_active: str = ""
-    relationship: str = ""
-    headline: str = ""
-    topic: str = ""
-    chemistry_label: str = ""
-    chemistry: str = ""
-    rhythm: str = ""
-    profile_note: str = ""
+from memchat.schemas import CamelModel, ProfileFields, optional_profile_fields
 
 
-class AgentProfilePatch(CamelModel):
-    status: str | None = None
-    last_active: str | None = None
-    relationship: str | None = None
-    headline: str | None = None
-    topic: str | None = None
-    chemistry_label: str | None = None
-    chemistry: str | None = None
-    rhythm: str | None = None
-    profile_note: str | None = None
+class AgentProfile(ProfileFields, CamelModel):
+    """The chat partner as the prompt's second message shows it (docs/behaviour.md: prompt assembly)."""
+
+
+if TYPE_CHECKING:
+
+    class AgentProfilePatch(CamelModel):
+        """Profile fields to change; the ones left out stay."""
+
+else:
+    AgentProfilePatch = create_model("AgentProfilePatch", __base__=CamelModel, **optional_profile_fields())
 
 
 class AgentCreate(CamelModel):

@@ -5,8 +5,8 @@ from memchat.agents.schemas import AgentCreate, AgentOut, AgentPatch, AgentProfi
 from memchat.clock import now_ms
 from memchat.errors import InvalidInput, NotFound
 from memchat.models import Agent
-from memchat.models.agent import PROFILE_FIELDS
-from memchat.settings import Settings
+from memchat.schemas import PROFILE_FIELDS
+from memchat.settings import LimitSettings
 
 
 def agent_out(agent: Agent, last_message_at_ms: int | None) -> AgentOut:
@@ -24,10 +24,10 @@ def agent_out(agent: Agent, last_message_at_ms: int | None) -> AgentOut:
     )
 
 
-def _check_lengths(settings: Settings, fields: dict[str, str | None]) -> None:
-    cap = settings.max_profile_field_chars
+def _check_lengths(limits: LimitSettings, fields: dict[str, str | None]) -> None:
+    cap = limits.max_profile_field_chars
     for name, value in fields.items():
-        limit = settings.max_message_chars if name == "default_prompt" else cap
+        limit = limits.max_message_chars if name == "default_prompt" else cap
         if value is not None and len(value) > limit:
             raise InvalidInput(f"{name} is longer than {limit} characters", code="field_too_long")
 
@@ -50,11 +50,9 @@ async def list_agents(session: AsyncSession, user_id: str) -> list[AgentOut]:
     return [agent_out(agent, last_at) for agent, last_at in await repository.list_agents(session, user_id)]
 
 
-async def create_agent(session: AsyncSession, settings: Settings, user_id: str, body: AgentCreate) -> AgentOut:
+async def create_agent(session: AsyncSession, limits: LimitSettings, user_id: str, body: AgentCreate) -> AgentOut:
     profile = body.profile.model_dump()
-    _check_lengths(
-        settings, {"name": body.name, "handle": body.handle, "default_prompt": body.default_prompt, **profile}
-    )
+    _check_lengths(limits, {"name": body.name, "handle": body.handle, "default_prompt": body.default_prompt, **profile})
     now = now_ms()
     agent = Agent(
         user_id=user_id,
@@ -70,7 +68,7 @@ async def create_agent(session: AsyncSession, settings: Settings, user_id: str, 
 
 
 async def update_agent(
-    session: AsyncSession, settings: Settings, user_id: str, agent_id: str, body: AgentPatch
+    session: AsyncSession, limits: LimitSettings, user_id: str, agent_id: str, body: AgentPatch
 ) -> AgentOut:
     agent = await require_agent(session, user_id, agent_id)
     changes: dict[str, str | None] = {
@@ -87,7 +85,7 @@ async def update_agent(
                 for name, value in body.profile.model_dump(exclude_unset=True).items()
             }
         )
-    _check_lengths(settings, changes)
+    _check_lengths(limits, changes)
     for name, value in changes.items():
         setattr(agent, name, value)
     agent.updated_at_ms = now_ms()

@@ -1,8 +1,15 @@
-from sqlalchemy import select
+"""All SQL of users."""
+
+from typing import cast
+
+from sqlalchemy import Table, bindparam, select
+from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memchat.clock import now_ms
 from memchat.models import User
+
+users = cast(Table, User.__table__)
 
 
 async def get_user(session: AsyncSession, user_id: str) -> User | None:
@@ -19,3 +26,11 @@ async def insert_user(session: AsyncSession, *, email: str, password_hash: str, 
     session.add(user)
     await session.flush()
     return user
+
+
+_USER_EXISTS = select(users.c.id).where(users.c.id == bindparam("user_id"))
+
+
+def user_exists(conn: Connection, user_id: str) -> bool:
+    """The chat turn's check, inside its own transaction (sync Connection)."""
+    return conn.execute(_USER_EXISTS, {"user_id": user_id}).first() is not None

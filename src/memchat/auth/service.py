@@ -2,10 +2,10 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memchat.auth import repository
-from memchat.auth.security import TokenCodec, hash_password, verify_password
-from memchat.auth.throttle import LoginThrottle
 from memchat.errors import Conflict, TooManyRequests, Unauthorized
 from memchat.models import User
+from memchat.security import TokenCodec, hash_password, verify_password
+from memchat.throttle import LoginThrottle
 
 
 def normalize_email(email: str) -> str:

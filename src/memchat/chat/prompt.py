@@ -1,9 +1,12 @@
-"""Prompt assembly, byte for byte as SPEC.md fixes it. Pure functions."""
+"""Prompt assembly, byte for byte as docs/behaviour.md fixes it. Pure functions."""
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+
+from pydantic import ConfigDict
 
 from memchat.memories.rules import MEMORY_TYPE_LABELS
+from memchat.memories.types import StoredMemory
+from memchat.schemas import ProfileFields
 from memchat.text import normalize
 
 DEFAULT_AGENT_PROMPT = "你是 AI Agent Web 控制台里的聊天陪伴助手。"
@@ -18,33 +21,20 @@ SUMMARY_PREFIX = "此前对话摘要："
 ChatMessage = dict[str, str]
 
 
-@dataclass(frozen=True)
-class PromptMemory:
-    type: str
-    importance: int
-    content: str
+class PromptProfile(ProfileFields):
+    """The chat partner as the prompt shows it: name, handle and the profile fields."""
 
+    model_config = ConfigDict(frozen=True)
 
-@dataclass(frozen=True)
-class PromptProfile:
     name: str = ""
     handle: str = ""
-    status: str = ""
-    last_active: str = ""
-    relationship: str = ""
-    headline: str = ""
-    topic: str = ""
-    chemistry_label: str = ""
-    chemistry: str = ""
-    rhythm: str = ""
-    profile_note: str = ""
 
     def overridden(self, overrides: Mapping[str, str]) -> "PromptProfile":
-        known = {k: v for k, v in overrides.items() if k in self.__dataclass_fields__}
-        return PromptProfile(**{**self.__dict__, **known})
+        known = {k: v for k, v in overrides.items() if k in PromptProfile.model_fields}
+        return self.model_copy(update=known)
 
 
-def build_system_prompt(default_prompt: str | None, memories: Sequence[PromptMemory], summary: str | None) -> str:
+def build_system_prompt(default_prompt: str | None, memories: Sequence[StoredMemory], summary: str | None) -> str:
     parts = [default_prompt or DEFAULT_AGENT_PROMPT, *SYSTEM_RULES]
     if memories:
         lines = [MEMORY_HEADER]
@@ -83,7 +73,7 @@ def history_messages(history: Sequence[tuple[str, str]]) -> list[ChatMessage]:
 def build_prompt_messages(
     *,
     default_prompt: str | None,
-    memories: Sequence[PromptMemory],
+    memories: Sequence[StoredMemory],
     summary: str | None,
     profile: PromptProfile | None,
     history: Sequence[tuple[str, str]],

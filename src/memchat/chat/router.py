@@ -1,15 +1,24 @@
 from typing import Annotated
 
-from fastapi import APIRouter, Header, Request
+from fastapi import APIRouter, Depends, Header, Request
 from starlette.responses import Response
 
+from memchat.auth.dependencies import TokenUserId
 from memchat.chat.admission import setup_done
 from memchat.chat.schemas import ChatRequest
+from memchat.chat.services import ChatServices
 from memchat.chat.turn import run_chat_turn
-from memchat.deps import State, TokenUserId
 from memchat.schemas import ErrorBody
 
 router = APIRouter(tags=["chat"])
+
+
+async def _services(request: Request) -> ChatServices:
+    services: ChatServices = request.app.state.memchat.chat
+    return services
+
+
+Services = Annotated[ChatServices, Depends(_services)]
 
 
 @router.post(
@@ -29,7 +38,7 @@ async def chat(
     request: Request,
     body: ChatRequest,
     user_id: TokenUserId,
-    state: State,
+    services: Services,
     idempotency_key: Annotated[str | None, Header(max_length=200)] = None,
 ) -> Response:
-    return await run_chat_turn(state, user_id, body, idempotency_key, setup_done=setup_done(request))
+    return await run_chat_turn(services, user_id, body, idempotency_key, setup_done=setup_done(request))

@@ -4,11 +4,12 @@ from dataclasses import dataclass
 
 from sqlalchemy.engine import Connection
 
-from memchat.chat import repository as chat_sql
+from memchat.agents.repository import set_latest_message
 from memchat.chat.context import TurnContext
 from memchat.chat.summary import build_conversation_summary
 from memchat.clock import now_ms
-from memchat.models.base import new_id
+from memchat.conversations import messages
+from memchat.conversations import repository as conversations
 from memchat.models.message import COMPLETED, EXTRACTION_PENDING, INCOMPLETE, REPLY_DONE, REPLY_FAILED
 from memchat.text import normalize
 
@@ -37,33 +38,27 @@ def save_assistant_turn(
     now = now_ms()
     if turn.agent_id is None or turn.conversation_id is None or message is None:
         if turn.agent_id is not None and message is not None:
-            chat_sql.set_latest_message(conn, agent_id=turn.agent_id, text=message, now_ms=now)
+            set_latest_message(conn, agent_id=turn.agent_id, text=message, now_ms=now)
         if turn.user_message_id is not None:
-            chat_sql.set_reply_state(conn, turn.user_message_id, REPLY_FAILED, now)
+            messages.set_reply_state(conn, turn.user_message_id, REPLY_FAILED, now)
         return None
 
-    reply = SavedReply(id=new_id(), agent_id=turn.agent_id, conversation_id=turn.conversation_id)
-    chat_sql.insert_message(
-        conn,
-        {
-            "id": reply.id,
-            "conversation_id": turn.conversation_id,
-            "user_id": turn.user_id,
-            "agent_id": turn.agent_id,
-            "role": "assistant",
-            "content": message,
-            "status": COMPLETED if completed else INCOMPLETE,
-            "client_message_id": None,
-            "reply_to_id": turn.user_message_id,
-            "reply_state": None,
-            "extraction_state": extraction_state,
-            "created_at_ms": now,
-            "updated_at_ms": now,
-        },
+    values = messages.message_values(
+        conversation_id=turn.conversation_id,
+        user_id=turn.user_id,
+        agent_id=turn.agent_id,
+        role="assistant",
+        content=message,
+        now_ms=now,
+        status=COMPLETED if completed else INCOMPLETE,
+        reply_to_id=turn.user_message_id,
+        extraction_state=extraction_state,
     )
+    messages.insert_message(conn, values)
+    reply = SavedReply(id=values["id"], agent_id=turn.agent_id, conversation_id=turn.conversation_id)
     summary = build_conversation_summary(turn.previous_summary, turn.recent, turn.user_text, message)
-    chat_sql.bump_with_summary(conn, turn.conversation_id, summary=summary, now_ms=now)
-    chat_sql.set_latest_message(conn, agent_id=turn.agent_id, text=message, now_ms=now)
+    conversations.bump_with_summary(conn, turn.conversation_id, summary=summary, now_ms=now)
+    set_latest_message(conn, agent_id=turn.agent_id, text=message, now_ms=now)
     if turn.user_message_id is not None:
-        chat_sql.set_reply_state(conn, turn.user_message_id, REPLY_DONE, now)
+        messages.set_reply_state(conn, turn.user_message_id, REPLY_DONE, now)
     return reply

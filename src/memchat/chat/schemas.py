@@ -1,11 +1,11 @@
 """The body that AI SDK's TextStreamChatTransport sends, plus memchat's agentId/conversationId."""
 
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
 from pydantic.alias_generators import to_camel
 
-from memchat.schemas import reject_nul
+from memchat.schemas import optional_profile_fields, reject_nul
 
 
 class UIPart(BaseModel):
@@ -38,22 +38,8 @@ class UIMessage(BaseModel):
         return self.content or ""
 
 
-class ConversationOverride(BaseModel):
-    """The seed's frontend sends the chat partner's profile; named fields override the stored ones."""
-
+class _ProfileOverride(BaseModel):
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
-
-    name: str | None = None
-    handle: str | None = None
-    status: str | None = None
-    last_active: str | None = None
-    relationship: str | None = None
-    headline: str | None = None
-    topic: str | None = None
-    chemistry_label: str | None = None
-    chemistry: str | None = None
-    rhythm: str | None = None
-    profile_note: str | None = None
 
     @field_validator("*", mode="before")
     @classmethod
@@ -68,6 +54,21 @@ class ConversationOverride(BaseModel):
 
     def fields_set(self) -> dict[str, str]:
         return {k: v for k, v in self.model_dump(exclude_unset=True).items() if v is not None}
+
+
+_OVERRIDE_DOC = "The seed's frontend sends the chat partner's profile; named fields override the stored ones."
+if TYPE_CHECKING:
+
+    class ConversationOverride(_ProfileOverride):
+        __doc__ = _OVERRIDE_DOC
+
+else:
+    ConversationOverride = create_model(
+        "ConversationOverride",
+        __base__=_ProfileOverride,
+        __doc__=_OVERRIDE_DOC,
+        **optional_profile_fields("name", "handle"),
+    )
 
 
 class ChatRequest(BaseModel):

@@ -1,4 +1,4 @@
-"""Rolling conversation summary, v1 rules (SPEC). Pure function."""
+"""Rolling conversation summary, v1 rules (docs/behaviour.md). Pure function."""
 
 import re
 from collections.abc import Sequence

@@ -1,14 +1,113 @@
-"""All SQL of conversations and their messages."""
+"""All SQL of conversations (their messages are in conversations.messages).
 
-from collections.abc import Sequence
+Two kinds of access side by side: the chat turn's statements on a sync `Connection`, built once
+(see memchat.db.engine for why), and async helpers for the REST routes and the background jobs.
+"""
 
-from sqlalchemy import func, select, update
+from typing import Any, cast
+
+from sqlalchemy import Table, bindparam, select, update
+from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from memchat.chat import repository as chat_sql
-from memchat.models import Conversation, Message
+from memchat.db.engine import AnyRow, dialect_insert
+from memchat.models import Agent, Conversation
+from memchat.models.base import new_id
 from memchat.models.conversation import DEFAULT_SLOT
-from memchat.models.message import SUPERSEDED
+from memchat.schemas import PROFILE_FIELDS
+
+agents = cast(Table, Agent.__table__)
+conversations = cast(Table, Conversation.__table__)
+
+
+# --- the chat turn's statements (sync Connection, inside Database.run_write) ---
+
+_AGENT_COLUMNS = (agents.c.id, agents.c.name, agents.c.handle, agents.c.default_prompt) + tuple(
+    agents.c[name] for name in PROFILE_FIELDS
+)
+
+
+def _agent_with_conversation(conversation_match: Any) -> Any:
+    joined = agents.outerjoin(conversations, (conversations.c.agent_id == agents.c.id) & conversation_match)
+    return (
+        select(
+            *_AGENT_COLUMNS,
+            conversations.c.id.label("conversation_id"),
+            conversations.c.summary.label("conversation_summary"),
+        )
+        .select_from(joined)
+        .where(agents.c.id == bindparam("agent_id"), agents.c.user_id == bindparam("user_id"))
+    )
+
+
+_AGENT_WITH_DEFAULT = _agent_with_conversation(conversations.c.slot == DEFAULT_SLOT)
+_AGENT_WITH_GIVEN = _agent_with_conversation(
+    (conversations.c.id == bindparam("conversation_id")) & (conversations.c.user_id == bindparam("user_id"))
+)
+
+
+def agent_with_conversation(
+    conn: Connection, *, user_id: str, agent_id: str, conversation_id: str | None
+) -> AnyRow | None:
+    """The user's agent with its default conversation, or with `conversation_id` when given.
+
+    One statement; conversation_id is NULL when the conversation does not exist (yet).
+    """
+    if conversation_id is None:
+        return conn.execute(_AGENT_WITH_DEFAULT, {"agent_id": agent_id, "user_id": user_id}).first()
+    params = {"agent_id": agent_id, "user_id": user_id, "conversation_id": conversation_id}
+    return conn.execute(_AGENT_WITH_GIVEN, params).first()
+
+
+_DEFAULT_CONVERSATION = select(conversations.c.id, conversations.c.summary).where(
+    conversations.c.agent_id == bindparam("agent_id"), conversations.c.slot == DEFAULT_SLOT
+)
+
+
+def create_default_conversation(conn: Connection, *, user_id: str, agent_id: str, now_ms: int) -> AnyRow:
+    """Race-free: the unique (agent_id, slot) index decides, ON CONFLICT DO NOTHING loses quietly."""
+    statement = (
+        dialect_insert(conn)(conversations)
+        .values(
+            id=new_id(),
+            user_id=user_id,
+            agent_id=agent_id,
+            slot=DEFAULT_SLOT,
+            summary=None,
+            message_count=0,
+            last_message_at_ms=None,
+            created_at_ms=now_ms,
+            updated_at_ms=now_ms,
+        )
+        .on_conflict_do_nothing(index_elements=["agent_id", "slot"])
+    )
+    conn.execute(statement)
+    created = conn.execute(_DEFAULT_CONVERSATION, {"agent_id": agent_id}).first()
+    assert created is not None  # inserted above or by the racing transaction that won
+    return created
+
+
+_BUMP = (
+    update(conversations)
+    .where(conversations.c.id == bindparam("conversation_id"))
+    .values(message_count=conversations.c.message_count + bindparam("delta"), updated_at_ms=bindparam("now"))
+)
+_BUMP_ACTIVITY = _BUMP.values(last_message_at_ms=bindparam("now"))
+_BUMP_WITH_SUMMARY = _BUMP_ACTIVITY.values(summary=bindparam("new_summary"))
+
+
+def bump_conversation(conn: Connection, conversation_id: str, *, count_delta: int, now_ms: int) -> None:
+    """The count moves in SQL (count = count + n), so concurrent turns cannot lose an increment."""
+    statement = _BUMP_ACTIVITY if count_delta > 0 else _BUMP
+    conn.execute(statement, {"conversation_id": conversation_id, "delta": count_delta, "now": now_ms})
+
+
+def bump_with_summary(conn: Connection, conversation_id: str, *, summary: str, now_ms: int) -> None:
+    params = {"conversation_id": conversation_id, "delta": 1, "now": now_ms, "new_summary": summary}
+    conn.execute(_BUMP_WITH_SUMMARY, params)
+
+
+# --- async helpers: REST routes and background jobs ---
 
 
 async def get_default_conversation(session: AsyncSession, user_id: str, agent_id: str) -> Conversation | None:
@@ -27,79 +126,15 @@ async def get_or_create_default_conversation(
     if existing is not None:
         return existing
     await session.run_sync(
-        lambda sync: chat_sql.create_default_conversation(
-            sync.connection(), user_id=user_id, agent_id=agent_id, now_ms=now_ms
-        )
+        lambda sync: create_default_conversation(sync.connection(), user_id=user_id, agent_id=agent_id, now_ms=now_ms)
     )
     created = await get_default_conversation(session, user_id, agent_id)
     assert created is not None
     return created
 
 
-async def get_conversation(session: AsyncSession, user_id: str, conversation_id: str) -> Conversation | None:
-    result = await session.execute(
-        select(Conversation).where(Conversation.id == conversation_id, Conversation.user_id == user_id)
-    )
-    return result.scalar_one_or_none()
-
-
-async def history_page(
-    session: AsyncSession, conversation_id: str, *, limit: int, before_seq: int | None, include_superseded: bool
-) -> tuple[list[Message], bool]:
-    query = select(Message).where(Message.conversation_id == conversation_id)
-    if not include_superseded:
-        query = query.where(Message.status != SUPERSEDED)
-    if before_seq is not None:
-        query = query.where(Message.seq < before_seq)
-    rows = list((await session.execute(query.order_by(Message.seq.desc()).limit(limit + 1))).scalars().all())
-    has_more = len(rows) > limit
-    return list(reversed(rows[:limit])), has_more
-
-
-async def get_message(session: AsyncSession, conversation_id: str, message_id: str) -> Message | None:
-    result = await session.execute(
-        select(Message).where(Message.conversation_id == conversation_id, Message.id == message_id)
-    )
-    return result.scalar_one_or_none()
-
-
-async def get_message_by_id(session: AsyncSession, message_id: str) -> Message | None:
-    result = await session.execute(select(Message).where(Message.id == message_id))
-    return result.scalar_one_or_none()
-
-
-async def set_message_fields(session: AsyncSession, message_id: str, **values: object) -> None:
-    await session.execute(update(Message).where(Message.id == message_id).values(**values))
-
-
-async def messages_in_state(session: AsyncSession, **where: str) -> Sequence[Message]:
-    query = select(Message)
-    for column, value in where.items():
-        query = query.where(getattr(Message, column) == value)
-    return (await session.execute(query.order_by(Message.seq))).scalars().all()
-
-
 async def conversation_by_id(session: AsyncSession, conversation_id: str) -> Conversation | None:
     return await session.get(Conversation, conversation_id)
-
-
-async def live_messages_after(
-    session: AsyncSession, conversation_id: str, *, after_seq: int, limit: int
-) -> list[Message]:
-    """The newest `limit` live messages with seq > after_seq, oldest first."""
-    query = select(Message).where(
-        Message.conversation_id == conversation_id, Message.status != SUPERSEDED, Message.seq > after_seq
-    )
-    result = await session.execute(query.order_by(Message.seq.desc()).limit(limit))
-    return list(reversed(result.scalars().all()))
-
-
-async def last_live_seq(session: AsyncSession, conversation_id: str) -> int | None:
-    result = await session.execute(
-        select(func.max(Message.seq)).where(Message.conversation_id == conversation_id, Message.status != SUPERSEDED)
-    )
-    value = result.scalar_one_or_none()
-    return int(value) if value is not None else None
 
 
 async def store_llm_summary(

@@ -2,9 +2,10 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
+from memchat.auth.dependencies import CurrentUser
 from memchat.conversations import service
 from memchat.conversations.schemas import ConversationOut, MessagePage
-from memchat.deps import CurrentUser, ReadSession, WriteSession
+from memchat.deps import ReadSession, WriteSession
 
 router = APIRouter(tags=["conversations"])
 

@@ -2,7 +2,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from memchat.agents.service import require_agent
 from memchat.clock import now_ms
-from memchat.conversations import repository
+from memchat.conversations import messages, repository
 from memchat.conversations.schemas import ConversationOut, MessageOut, MessagePage, TextPart
 from memchat.errors import NotFound
 from memchat.models import Conversation, Message
@@ -40,11 +40,11 @@ async def history(
         return MessagePage(messages=[], has_more=False)
     before_seq = None
     if before is not None:
-        anchor = await repository.get_message(session, conversation.id, before)
+        anchor = await messages.get_message(session, conversation.id, before)
         if anchor is None:
             raise NotFound("message not found", code="message_not_found")
         before_seq = anchor.seq
-    rows, has_more = await repository.history_page(
+    rows, has_more = await messages.history_page(
         session, conversation.id, limit=limit, before_seq=before_seq, include_superseded=include_superseded
     )
     return MessagePage(messages=[message_out(m) for m in rows], has_more=has_more)

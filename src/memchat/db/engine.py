@@ -1,4 +1,13 @@
-"""Engines and session factories. SQLite gets WAL, busy_timeout, foreign keys and BEGIN IMMEDIATE writes."""
+"""Engines and session factories. SQLite gets WAL, busy_timeout, foreign keys and BEGIN IMMEDIATE writes.
+
+Two ways in. REST routes and background jobs use async ORM sessions (`read()`, `write()`). The chat
+turn runs each of its two transactions as one synchronous function over SQLAlchemy Core
+(`run_write`): on SQLite whole on the database thread, one thread hop per transaction instead of
+several per statement (aiosqlite); on PostgreSQL through AsyncConnection.run_sync. The turn's
+statements are built once at import, with bind parameters, so a turn pays neither the ORM's unit
+of work nor statement construction (bench/PROFILE.md). They live in the repository of the table
+they touch, beside its async helpers.
+"""
 
 import asyncio
 import contextvars
@@ -7,20 +16,29 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Concatenate, ParamSpec, TypeVar
+from typing import Any, Concatenate, ParamSpec, TypeAlias, TypeVar
 
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import Engine, Row, create_engine, event
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
 from sqlalchemy.engine.url import URL, make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 
-from memchat.settings import Settings
+from memchat.settings import DatabaseSettings
 
 _WRITE_OPTION = "memchat_write"
 
 
 P = ParamSpec("P")
 T = TypeVar("T")
+
+AnyRow: TypeAlias = Row[*tuple[Any, ...]]
+
+
+def dialect_insert(bind: Connection | str) -> Any:
+    """The dialect's INSERT (with ON CONFLICT) for a connection or a dialect name."""
+    name = bind if isinstance(bind, str) else bind.dialect.name
+    return postgresql.insert if name == "postgresql" else sqlite.insert
 
 
 def _install_sqlite_pragmas(engine: Engine, busy_timeout_ms: int) -> None:
@@ -112,25 +130,25 @@ def _sync_sqlite_url(url: URL) -> URL | None:
     return url.set(drivername="sqlite+pysqlite")
 
 
-def create_database(settings: Settings, **engine_kwargs: Any) -> Database:
-    url = make_url(settings.resolved_database_url())
+def create_database(config: DatabaseSettings, **engine_kwargs: Any) -> Database:
+    url = make_url(config.resolved_url())
     is_sqlite = url.get_backend_name() == "sqlite"
     if is_sqlite and url.database and url.database != ":memory:":
         Path(url.database).parent.mkdir(parents=True, exist_ok=True)
     kwargs: dict[str, Any] = {"pool_pre_ping": not is_sqlite}
     if not is_sqlite:
-        kwargs.update(pool_size=settings.database_pool_size, max_overflow=settings.database_max_overflow)
+        kwargs.update(pool_size=config.pool_size, max_overflow=config.max_overflow)
     kwargs.update(engine_kwargs)
     engine = create_async_engine(url, **kwargs)
     sqlite_engine = sqlite_thread = None
     if is_sqlite:
-        _install_sqlite_pragmas(engine.sync_engine, settings.sqlite_busy_timeout_ms)
+        _install_sqlite_pragmas(engine.sync_engine, config.sqlite_busy_timeout_ms)
         _install_sqlite_begin(engine.sync_engine)
         sync_url = _sync_sqlite_url(url)
         if sync_url is not None:
             # One connection, used only from its one thread.
             sqlite_base = create_engine(sync_url, pool_size=1, max_overflow=0)
-            _install_sqlite_pragmas(sqlite_base, settings.sqlite_busy_timeout_ms)
+            _install_sqlite_pragmas(sqlite_base, config.sqlite_busy_timeout_ms)
             sqlite_engine = sqlite_base.execution_options(**{_WRITE_OPTION: True})
             sqlite_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memchat-sqlite")
     write_engine = engine.execution_options(**{_WRITE_OPTION: True})

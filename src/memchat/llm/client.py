@@ -4,50 +4,31 @@ The streamed reply goes through aiohttp (memchat.llm.stream); non-streamed calls
 path (extraction, summaries) through the openai SDK.
 """
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 import aiohttp
 import openai
+import orjson
 from openai import AsyncOpenAI
 
 from memchat.errors import UpstreamError
-from memchat.llm.stream import STREAM_FAILURES, SSEChatStream, open_sse_stream, transport_error
+from memchat.llm.errors import (
+    RETRY_STATUSES,
+    STREAM_ERRORS,
+    empty_reply_error,
+    status_error,
+    upstream_error,
+)
+from memchat.llm.stream import OpenedReply, SSEChatStream, discard, post_stream, retry_after_s
 
 log = logging.getLogger("memchat.llm")
 
 BaseUrlResolver = Callable[[], Awaitable[str]]
 
-# What a broken stream raises once its body is being read.
-STREAM_ERRORS: tuple[type[Exception], ...] = STREAM_FAILURES
-
-LLMStream = SSEChatStream
-
-
-def upstream_error(exc: Exception) -> UpstreamError:
-    """Map a stream or SDK failure to the error the client sees (never the upstream's raw body)."""
-    if isinstance(exc, STREAM_FAILURES):
-        return transport_error(exc)
-    if isinstance(exc, openai.APITimeoutError):
-        return UpstreamError("the language model did not answer in time", status_code=504, code="upstream_timeout")
-    if isinstance(exc, openai.APIConnectionError):
-        return UpstreamError("the language model could not be reached", status_code=502, code="upstream_unreachable")
-    if isinstance(exc, openai.RateLimitError):
-        return UpstreamError(
-            "the language model is rate limited; try again shortly", status_code=503, code="upstream_rate_limited"
-        )
-    if isinstance(exc, openai.APIStatusError):
-        if exc.status_code >= 500:
-            return UpstreamError(
-                f"the language model failed (HTTP {exc.status_code})", status_code=502, code="upstream_error"
-            )
-        return UpstreamError(
-            f"the language model refused the request (HTTP {exc.status_code})",
-            status_code=502,
-            code="upstream_rejected",
-        )
-    return UpstreamError("the language model stream failed", status_code=502, code="upstream_error")
+_MAX_BACKOFF_S = 8.0
 
 
 class LLMClient:
@@ -120,21 +101,57 @@ class LLMClient:
         options.update(extra)
         return options
 
-    async def open_stream(self, messages: list[dict[str, str]], **extra: Any) -> SSEChatStream:
-        """Start a streamed completion. Raises UpstreamError when it fails before streaming.
-
-        Connection errors, 429 and 5xx are retried here, before any text exists; nothing
-        retries once deltas flow (the user would see text twice).
-        """
+    async def open_stream(self, messages: list[dict[str, str]], **extra: Any) -> aiohttp.ClientResponse:
+        """POST a streamed completion: the response once its headers are in, whatever its status."""
         client, base_url = await self._http()
         body = {"model": self.model, "messages": messages, "stream": True, **self._options(extra)}
-        return await open_sse_stream(
+        return await post_stream(
             client,
             f"{base_url}/chat/completions",
-            body,
+            orjson.dumps(body),
             headers={"Authorization": f"Bearer {self._api_key}", "Content-Type": "application/json"},
-            max_retries=self._max_retries,
         )
+
+    async def open_reply(self, messages: list[dict[str, str]], **extra: Any) -> OpenedReply:
+        """Start a streamed completion and wait for its first text. Raises UpstreamError when none comes.
+
+        The one retry policy of the streamed reply: connection errors, 408/409/429/5xx, a stream
+        that breaks or ends before any text, each tried again up to `max_retries` times with
+        backoff (or the upstream's Retry-After). Nothing retries once text exists: the client
+        would see it twice.
+        """
+        for attempt in range(self._max_retries + 1):
+            retry_after = 0.0
+            try:
+                response = await self.open_stream(messages, **extra)
+            except STREAM_ERRORS as exc:
+                failure = upstream_error(exc)
+            else:
+                if response.status != 200:
+                    await discard(response)
+                    failure = status_error(response.status)
+                    if response.status not in RETRY_STATUSES:
+                        raise failure
+                    retry_after = retry_after_s(response)
+                else:
+                    stream = SSEChatStream(response)
+                    deltas = aiter(stream.deltas())
+                    try:
+                        async for first in deltas:
+                            if first:
+                                return OpenedReply(stream, deltas, first)
+                        failure = empty_reply_error()
+                    except STREAM_ERRORS as exc:
+                        failure = upstream_error(exc)
+                    await stream.close()
+            if attempt == self._max_retries:
+                raise failure
+            delay = min(max(retry_after, 0.25 * 2**attempt), _MAX_BACKOFF_S)
+            log.warning(
+                "upstream gave no text (%s); retry %d/%d in %.2fs", failure.code, attempt + 1, self._max_retries, delay
+            )
+            await asyncio.sleep(delay)
+        raise AssertionError("unreachable")
 
     async def complete(self, messages: list[dict[str, str]], **extra: Any) -> str:
         """A non-streamed completion, for background work (LLM extraction, summaries)."""

@@ -6,46 +6,13 @@ the same SSE frames at about a third of that. The SDK still serves the non-strea
 response path.
 """
 
-import asyncio
-import logging
 from collections.abc import AsyncIterable, AsyncIterator
-from typing import Any
+from dataclasses import dataclass
 
 import aiohttp
 import orjson
 
-from memchat.errors import UpstreamError
-
-log = logging.getLogger("memchat.llm")
-
-_RETRY_STATUSES = {408, 409, 429, 500, 502, 503, 504}
-
-
-class UpstreamStreamError(Exception):
-    """The upstream sent an error object or an unreadable frame in the middle of its stream."""
-
-
-STREAM_FAILURES: tuple[type[Exception], ...] = (aiohttp.ClientError, TimeoutError, UpstreamStreamError)
-
-
-def status_error(status: int) -> UpstreamError:
-    if status == 429:
-        return UpstreamError(
-            "the language model is rate limited; try again shortly", status_code=503, code="upstream_rate_limited"
-        )
-    if status >= 500:
-        return UpstreamError(f"the language model failed (HTTP {status})", status_code=502, code="upstream_error")
-    return UpstreamError(
-        f"the language model refused the request (HTTP {status})", status_code=502, code="upstream_rejected"
-    )
-
-
-def transport_error(exc: Exception) -> UpstreamError:
-    if isinstance(exc, TimeoutError):
-        return UpstreamError("the language model did not answer in time", status_code=504, code="upstream_timeout")
-    if isinstance(exc, aiohttp.ClientConnectorError | aiohttp.InvalidURL):
-        return UpstreamError("the language model could not be reached", status_code=502, code="upstream_unreachable")
-    return UpstreamError("the language model stream failed", status_code=502, code="upstream_error")
+from memchat.llm.errors import UpstreamStreamError
 
 
 async def sse_data(chunks: AsyncIterable[bytes]) -> AsyncIterator[bytes]:
@@ -112,37 +79,23 @@ class SSEChatStream:
         self._response.release()
 
 
-async def open_sse_stream(
-    session: aiohttp.ClientSession, url: str, body: dict[str, Any], *, headers: dict[str, str], max_retries: int
-) -> SSEChatStream:
-    """POST the completion request; retry connection failures, 429 and 5xx before any byte of a reply."""
-    payload = orjson.dumps(body)
-    attempt = 0
-    while True:
-        try:
-            response = await session.post(url, data=payload, headers=headers)
-        except (aiohttp.ClientError, TimeoutError) as exc:
-            failure = transport_error(exc)
-            retry_after = 0.0
-        else:
-            if response.status == 200:
-                return SSEChatStream(response)
-            await _discard(response)
-            failure = status_error(response.status)
-            if response.status not in _RETRY_STATUSES:
-                raise failure
-            retry_after = _retry_after_s(response)
-        if attempt >= max_retries:
-            raise failure
-        attempt += 1
-        delay = max(retry_after, 0.25 * 2 ** (attempt - 1))
-        log.warning(
-            "upstream failed before streaming (%s); retry %d/%d in %.2fs", failure.code, attempt, max_retries, delay
-        )
-        await asyncio.sleep(min(delay, 8.0))
+@dataclass
+class OpenedReply:
+    """A stream that has produced its first text: the rest of its deltas still to read."""
+
+    stream: SSEChatStream
+    deltas: AsyncIterator[str]
+    first: str
 
 
-async def _discard(response: aiohttp.ClientResponse) -> None:
+async def post_stream(
+    session: aiohttp.ClientSession, url: str, payload: bytes, *, headers: dict[str, str]
+) -> aiohttp.ClientResponse:
+    """POST the completion request; the response once its headers are in (any status)."""
+    return await session.post(url, data=payload, headers=headers)
+
+
+async def discard(response: aiohttp.ClientResponse) -> None:
     try:
         await response.read()
     except (aiohttp.ClientError, TimeoutError):
@@ -151,7 +104,7 @@ async def _discard(response: aiohttp.ClientResponse) -> None:
         response.release()
 
 
-def _retry_after_s(response: aiohttp.ClientResponse) -> float:
+def retry_after_s(response: aiohttp.ClientResponse) -> float:
     value = response.headers.get("retry-after", "")
     try:
         return float(value)

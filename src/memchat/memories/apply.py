@@ -16,7 +16,6 @@ from memchat.memories.planning import ExtractionPlan, MemoryChange
 from memchat.models.memory import ACTIVE
 from memchat.models.memory import ARCHIVED as STATUS_ARCHIVED
 from memchat.models.memory_event import ARCHIVED, EXTRACTED, MERGED
-from memchat.settings import Settings
 
 log = logging.getLogger("memchat.extraction")
 
@@ -57,12 +56,12 @@ async def _apply_change(
 
 async def apply_plan(
     session: AsyncSession,
-    settings: Settings,
     plan: ExtractionPlan,
     *,
     user_id: str,
     agent_id: str,
     source_message_id: str | None,
+    max_memories: int,
 ) -> list[str]:
     """Write the plan; returns the ids of the memories added or changed."""
     for backfilled_id, content, vector in plan.vectors:
@@ -73,7 +72,7 @@ async def apply_plan(
         if (changed := await _apply_change(session, plan, change, agent_id, source_message_id)) is not None:
             touched.append(changed)
     for new in plan.adds:
-        if await repository.count_active(session, agent_id) >= settings.max_memories_per_agent:
+        if not await repository.has_room(session, agent_id, max_memories):
             log.warning("agent %s is at its memory cap; new memory dropped", agent_id)
             break
         memory_id = await repository.insert_if_new(

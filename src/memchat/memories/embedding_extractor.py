@@ -21,9 +21,9 @@ from memchat.memories.rules import (
     MAX_CANDIDATES_PER_TURN,
     MAX_MEMORY_CHARS,
     MEMORY_TYPES,
-    MemoryCandidate,
     rule_importance,
 )
+from memchat.memories.types import MemoryDraft
 from memchat.text import normalize
 
 CLASSES: tuple[str | None, ...] = (None, *MEMORY_TYPES)
@@ -187,7 +187,7 @@ class EmbeddingExtractor:
         await self.prepare()
         return self.classify_vectors(texts, await self._embedder.embed_passages(list(texts)))
 
-    async def extract(self, user_text: str | None) -> list[MemoryCandidate]:
+    async def extract(self, user_text: str | None) -> list[MemoryDraft]:
         """Same contract as the v1 `extract_candidate_memories`: this turn's user text only, at most two."""
         text = normalize(user_text)
         if text is None:
@@ -201,7 +201,7 @@ class EmbeddingExtractor:
         if not kept and whole.type is not None:
             kept = [whole]
         return [
-            MemoryCandidate(type=c.type, content=c.text[:MAX_MEMORY_CHARS], importance=rule_importance(c.text))
+            MemoryDraft(type=c.type, content=c.text[:MAX_MEMORY_CHARS], importance=rule_importance(c.text))
             for c in kept[:MAX_CANDIDATES_PER_TURN]
             if c.type is not None
         ]

@@ -15,7 +15,6 @@ from memchat.memories.schemas import MemoryEventOut, MemoryHistory, MemoryOut
 from memchat.models import Memory
 from memchat.models.memory import ACTIVE, ARCHIVED
 from memchat.models.memory_event import ACTOR_USER, REVERTED
-from memchat.settings import Settings
 
 SNAPSHOT_FIELDS = ("type", "content", "importance", "status")
 
@@ -65,6 +64,12 @@ async def require_memory(session: AsyncSession, user_id: str, memory_id: str) ->
     return memory
 
 
+async def require_room(session: AsyncSession, agent_id: str, cap: int) -> None:
+    """422 when the agent already has `cap` active memories (adding or re-activating one)."""
+    if not await repository.has_room(session, agent_id, cap):
+        raise InvalidInput(f"this agent already has {cap} active memories", code="too_many_memories")
+
+
 async def memory_history(session: AsyncSession, user_id: str, memory_id: str) -> MemoryHistory:
     memory = await require_memory(session, user_id, memory_id)
     events = await repository.list_events(session, memory.id)
@@ -72,7 +77,7 @@ async def memory_history(session: AsyncSession, user_id: str, memory_id: str) ->
 
 
 async def revert_memory(
-    session: AsyncSession, settings: Settings, user_id: str, memory_id: str, event_id: str
+    session: AsyncSession, max_memories: int, user_id: str, memory_id: str, event_id: str
 ) -> MemoryOut:
     """Restore the memory to its state before `event_id`; a memory that did not exist then is archived."""
     memory = await require_memory(session, user_id, memory_id)
@@ -82,10 +87,7 @@ async def revert_memory(
     before = snapshot(memory)
     target = dict(event.before) if event.before is not None else {**before, "status": ARCHIVED}
     if target["status"] == ACTIVE and memory.status != ACTIVE:
-        if await repository.count_active(session, memory.agent_id) >= settings.max_memories_per_agent:
-            raise InvalidInput(
-                f"this agent already has {settings.max_memories_per_agent} active memories", code="too_many_memories"
-            )
+        await require_room(session, memory.agent_id, max_memories)
     set_content(memory, str(target["content"]))
     memory.type = str(target["type"])
     memory.importance = int(target["importance"])

@@ -8,37 +8,12 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from memchat.memories.llm_ops import AddOp, ArchiveOp, ExistingMemory, MemoryOp, UpdateOp
-from memchat.memories.rules import MemoryCandidate
+from memchat.memories.llm_extraction import ArchiveOp, MemoryOp, UpdateOp
 from memchat.memories.semantic import MemoryEmbeddings
-from memchat.models import Memory
+from memchat.memories.types import MemoryDraft, StoredMemory
 from memchat.models.memory_event import ARCHIVED, MERGED, UPDATED
 
 log = logging.getLogger("memchat.extraction")
-
-
-@dataclass
-class KnownMemory:
-    """An active memory as the read phase saw it; `vector` only when made by the current embedder."""
-
-    id: str
-    type: str
-    content: str
-    importance: int
-    vector: bytes | None
-
-    @classmethod
-    def of(cls, memory: Memory, model: str | None) -> "KnownMemory":
-        vector = memory.embedding if model is not None and memory.embedding_model == model else None
-        return cls(memory.id, memory.type, memory.content, memory.importance, vector)
-
-
-@dataclass(frozen=True)
-class NewMemory:
-    type: str
-    content: str
-    importance: int
-    vector: bytes | None
 
 
 @dataclass(frozen=True)
@@ -55,45 +30,50 @@ class MemoryChange:
 @dataclass
 class ExtractionPlan:
     actor: str
-    adds: list[NewMemory] = field(default_factory=list)
+    adds: list[MemoryDraft] = field(default_factory=list)
     changes: list[MemoryChange] = field(default_factory=list)
     # (memory id, content the vector was computed from, vector) for memories stored without one
     vectors: list[tuple[str, str, bytes]] = field(default_factory=list)
     model: str | None = None
 
 
-async def fill_vectors(known: Sequence[KnownMemory], embeddings: MemoryEmbeddings, plan: ExtractionPlan) -> None:
+async def fill_vectors(known: Sequence[StoredMemory], embeddings: MemoryEmbeddings, plan: ExtractionPlan) -> None:
     """Embed the memories stored without a vector of the current model, and remember to store them."""
-    missing = [m for m in known if m.vector is None]
+    missing = [m for m in known if m.vector(embeddings.model) is None]
     if not missing:
         return
     for memory, vector in zip(missing, await embeddings.passages([m.content for m in missing]), strict=True):
-        memory.vector = vector
+        memory.embedding, memory.embedding_model = vector, embeddings.model
         plan.vectors.append((memory.id, memory.content, vector))
 
 
 def most_similar(
-    known: Sequence[KnownMemory], embeddings: MemoryEmbeddings | None, query: bytes | None, k: int
-) -> list[KnownMemory]:
+    known: Sequence[StoredMemory], embeddings: MemoryEmbeddings | None, query: bytes | None, k: int
+) -> list[StoredMemory]:
     """The k memories to show the LLM: by similarity when there are vectors, else the v1 order's first k."""
     if k <= 0:
         return []
-    with_vectors = [m for m in known if m.vector is not None]
-    if embeddings is None or query is None or not with_vectors:
+    if embeddings is None or query is None:
         return list(known[:k])
-    scores = embeddings.scores(query, [m.vector for m in with_vectors if m.vector is not None])
+    with_vectors = [(m, v) for m in known if (v := m.vector(embeddings.model)) is not None]
+    if not with_vectors:
+        return list(known[:k])
+    scores = embeddings.scores(query, [v for _, v in with_vectors])
     order = sorted(range(len(with_vectors)), key=lambda i: -float(scores[i]))
-    return [with_vectors[i] for i in order[:k]]
+    return [with_vectors[i][0] for i in order[:k]]
 
 
 class _Deduper:
     """Semantic dedupe of new memories against the known ones and against each other."""
 
-    def __init__(self, known: Sequence[KnownMemory], embeddings: MemoryEmbeddings | None):
+    def __init__(self, known: Sequence[StoredMemory], embeddings: MemoryEmbeddings | None):
         self._embeddings = embeddings
-        self._rows: list[tuple[bytes, KnownMemory | None]] = [(m.vector, m) for m in known if m.vector is not None]
+        model = embeddings.model if embeddings is not None else None
+        self._rows: list[tuple[bytes, StoredMemory | None]] = [
+            (v, m) for m in known if (v := m.vector(model)) is not None
+        ]
 
-    def match(self, vector: bytes | None) -> tuple[bool, KnownMemory | None]:
+    def match(self, vector: bytes | None) -> tuple[bool, StoredMemory | None]:
         """(duplicate?, the known memory it duplicates; None when it duplicates this turn's own addition)."""
         if self._embeddings is None or vector is None or not self._rows:
             return False, None
@@ -109,9 +89,9 @@ class _Deduper:
 
 
 async def plan_candidates(
-    candidates: Sequence[MemoryCandidate],
+    candidates: Sequence[MemoryDraft],
     actor: str,
-    known: Sequence[KnownMemory],
+    known: Sequence[StoredMemory],
     embeddings: MemoryEmbeddings | None,
     plan: ExtractionPlan | None = None,
 ) -> ExtractionPlan:
@@ -127,7 +107,7 @@ async def plan_candidates(
     for candidate, vector in zip(candidates, vectors, strict=True):
         duplicate, target = deduper.match(vector)
         if not duplicate:
-            plan.adds.append(NewMemory(candidate.type, candidate.content, candidate.importance, vector))
+            plan.adds.append(MemoryDraft(candidate.type, candidate.content, candidate.importance, vector))
             deduper.added(vector)
         elif target is not None and target.id not in merged:
             merged.add(target.id)
@@ -138,7 +118,7 @@ async def plan_candidates(
 
 
 async def plan_operations(
-    operations: Sequence[MemoryOp], known: Sequence[KnownMemory], embeddings: MemoryEmbeddings | None, actor: str
+    operations: Sequence[MemoryOp], known: Sequence[StoredMemory], embeddings: MemoryEmbeddings | None, actor: str
 ) -> ExtractionPlan:
     """The LLM's validated operations; its ADDs go through the same semantic dedupe as candidates."""
     plan = ExtractionPlan(actor=actor, model=embeddings.model if embeddings is not None else None)
@@ -152,11 +132,7 @@ async def plan_operations(
     for archive in operations:
         if isinstance(archive, ArchiveOp):
             plan.changes.append(MemoryChange(archive.id, ARCHIVED))
-    adds = [MemoryCandidate(add.type, add.content, add.importance) for add in operations if isinstance(add, AddOp)]
+    adds = [add for add in operations if isinstance(add, MemoryDraft)]
     # an ADD may not merge into a memory this answer already updates or archives
     untouched = [m for m in known if m.id not in touched]
     return await plan_candidates(adds, actor, untouched, embeddings, plan)
-
-
-def existing_for_prompt(memories: Sequence[KnownMemory]) -> list[ExistingMemory]:
-    return [ExistingMemory(m.id, m.type, m.content, m.importance) for m in memories]

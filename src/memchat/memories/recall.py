@@ -7,7 +7,6 @@ for any embedder; a memory without a vector (or a turn whose embedding failed) s
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
 
 from memchat.memories.rules import BOUNDARY
 
@@ -15,23 +14,6 @@ IMPORTANCE_WEIGHT = 0.4
 SIMILARITY_WEIGHT = 0.4
 RECENCY_WEIGHT = 0.2
 RECENCY_HALF_LIFE_MS = 30 * 24 * 3600 * 1000
-
-
-class StoredMemory(Protocol):
-    """What recall reads of a stored memory (a Memory row, or the turn's column select)."""
-
-    @property
-    def type(self) -> str: ...
-    @property
-    def importance(self) -> int: ...
-    @property
-    def updated_at_ms(self) -> int: ...
-    @property
-    def content(self) -> str: ...
-    @property
-    def embedding(self) -> bytes | None: ...
-    @property
-    def embedding_model(self) -> str | None: ...
 
 
 @dataclass(frozen=True)

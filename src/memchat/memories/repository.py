@@ -1,16 +1,64 @@
-"""All SQL of long-term memories."""
+"""All SQL of long-term memories and their history: this module owns both tables.
+
+The chat turn's reads are statements on a sync Connection built once (memchat.db.engine explains
+why); everything else is async.
+"""
 
 import hashlib
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import delete, func, select, text, update
-from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy import Table, bindparam, delete, func, select, text, update
+from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from memchat.db.engine import dialect_insert
+from memchat.memories.types import StoredMemory
 from memchat.models import Memory, MemoryEvent
 from memchat.models.base import new_id
 from memchat.models.memory import ACTIVE
+
+memories = cast(Table, Memory.__table__)
+
+# --- the chat turn's reads (sync Connection, inside Database.run_write) ---
+
+_MEMORY_COLUMNS = (
+    memories.c.id,
+    memories.c.type,
+    memories.c.content,
+    memories.c.importance,
+    memories.c.updated_at_ms,
+)
+_MEMORY_ORDER = (memories.c.importance.desc(), memories.c.updated_at_ms.desc(), memories.c.id)
+_MEMORIES_FOR_PROMPT = (
+    select(*_MEMORY_COLUMNS)
+    .where(memories.c.agent_id == bindparam("agent_id"), memories.c.status == ACTIVE)
+    .order_by(*_MEMORY_ORDER)
+    .limit(bindparam("limit"))
+)
+_ALL_ACTIVE_WITH_VECTORS = (
+    select(*_MEMORY_COLUMNS, memories.c.embedding, memories.c.embedding_model)
+    .where(memories.c.agent_id == bindparam("agent_id"), memories.c.status == ACTIVE)
+    .order_by(*_MEMORY_ORDER)
+)
+
+
+def memories_for_prompt(conn: Connection, agent_id: str, *, limit: int) -> list[StoredMemory]:
+    """docs/behaviour.md step 6: active memories, importance desc, updated_at_ms desc, the first `limit`."""
+    rows = conn.execute(_MEMORIES_FOR_PROMPT, {"agent_id": agent_id, "limit": limit})
+    return [StoredMemory(r.id, r.type, r.content, r.importance, r.updated_at_ms) for r in rows]
+
+
+def active_memories_with_vectors(conn: Connection, agent_id: str) -> list[StoredMemory]:
+    """Every active memory of the agent with its vector, in the v1 order (ranked recall picks from them)."""
+    rows = conn.execute(_ALL_ACTIVE_WITH_VECTORS, {"agent_id": agent_id})
+    return [
+        StoredMemory(r.id, r.type, r.content, r.importance, r.updated_at_ms, r.embedding, r.embedding_model)
+        for r in rows
+    ]
+
+
+# --- async: REST routes and background jobs ---
 
 
 def content_hash(content: str) -> str:
@@ -20,7 +68,7 @@ def content_hash(content: str) -> str:
 async def list_memories(
     session: AsyncSession, *, user_id: str, agent_id: str, status: str | None, limit: int | None = None
 ) -> Sequence[Memory]:
-    """SPEC order: importance desc, updated_at_ms desc."""
+    """The v1 order (docs/behaviour.md): importance desc, updated_at_ms desc."""
     query = select(Memory).where(Memory.user_id == user_id, Memory.agent_id == agent_id)
     if status is not None:
         query = query.where(Memory.status == status)
@@ -30,9 +78,10 @@ async def list_memories(
     return (await session.execute(query)).scalars().all()
 
 
-async def count_active(session: AsyncSession, agent_id: str) -> int:
+async def has_room(session: AsyncSession, agent_id: str, cap: int) -> bool:
+    """Whether the agent has fewer than `cap` active memories."""
     result = await session.execute(select(func.count()).where(Memory.agent_id == agent_id, Memory.status == ACTIVE))
-    return int(result.scalar_one())
+    return int(result.scalar_one()) < cap
 
 
 async def get_memory(session: AsyncSession, user_id: str, memory_id: str) -> Memory | None:
@@ -73,10 +122,8 @@ async def insert_if_new(
         "embedding": embedding,
         "embedding_model": embedding_model if embedding is not None else None,
     }
-    dialect = session.get_bind().dialect.name
-    insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
     statement = (
-        insert(Memory)
+        dialect_insert(session.get_bind().dialect.name)(Memory)
         .values(**values)
         .on_conflict_do_nothing(index_elements=["agent_id", "content_hash"], index_where=text("status = 'active'"))
     )
@@ -88,14 +135,9 @@ async def delete_memory(session: AsyncSession, memory_id: str) -> None:
     await session.execute(delete(Memory).where(Memory.id == memory_id))
 
 
-async def active_memories(session: AsyncSession, agent_id: str) -> Sequence[Memory]:
-    """All active memories of an agent, in the v1 order (importance desc, updated_at_ms desc)."""
-    query = (
-        select(Memory)
-        .where(Memory.agent_id == agent_id, Memory.status == ACTIVE)
-        .order_by(Memory.importance.desc(), Memory.updated_at_ms.desc(), Memory.id)
-    )
-    return (await session.execute(query)).scalars().all()
+async def active_memories(session: AsyncSession, agent_id: str) -> list[StoredMemory]:
+    """All active memories of an agent with their vectors, in the v1 order."""
+    return await session.run_sync(lambda sync: active_memories_with_vectors(sync.connection(), agent_id))
 
 
 async def get_memory_of_agent(session: AsyncSession, agent_id: str, memory_id: str) -> Memory | None:

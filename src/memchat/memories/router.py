@@ -2,7 +2,8 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, Response, status
 
-from memchat.deps import CurrentUser, ReadSession, State, WriteSession
+from memchat.auth.dependencies import CurrentUser
+from memchat.deps import AppSettings, ReadSession, WriteSession
 from memchat.memories import history, service
 from memchat.memories.schemas import (
     MemoryCreate,
@@ -30,16 +31,16 @@ async def list_memories(
 
 @router.post("/api/agents/{agent_id}/memories", status_code=status.HTTP_201_CREATED)
 async def create_memory(
-    agent_id: str, body: MemoryCreate, user: CurrentUser, session: WriteSession, state: State
+    agent_id: str, body: MemoryCreate, user: CurrentUser, session: WriteSession, settings: AppSettings
 ) -> MemoryOut:
-    return await service.create_memory(session, state.settings, user.id, agent_id, body)
+    return await service.create_memory(session, settings.limits.max_memories_per_agent, user.id, agent_id, body)
 
 
 @router.patch("/api/memories/{memory_id}")
 async def update_memory(
-    memory_id: str, body: MemoryPatch, user: CurrentUser, session: WriteSession, state: State
+    memory_id: str, body: MemoryPatch, user: CurrentUser, session: WriteSession, settings: AppSettings
 ) -> MemoryOut:
-    return await service.update_memory(session, state.settings, user.id, memory_id, body)
+    return await service.update_memory(session, settings.limits.max_memories_per_agent, user.id, memory_id, body)
 
 
 @router.delete("/api/memories/{memory_id}", status_code=status.HTTP_204_NO_CONTENT)
@@ -65,10 +66,12 @@ async def memory_history(memory_id: str, user: CurrentUser, session: ReadSession
     },
 )
 async def revert_memory(
-    memory_id: str, body: MemoryRevert, user: CurrentUser, session: WriteSession, state: State
+    memory_id: str, body: MemoryRevert, user: CurrentUser, session: WriteSession, settings: AppSettings
 ) -> MemoryOut:
     """Restore the memory as it was before one of its events; recorded as a `reverted` event.
 
     409 when the restored content is already another active memory of the agent.
     """
-    return await history.revert_memory(session, state.settings, user.id, memory_id, body.event_id)
+    return await history.revert_memory(
+        session, settings.limits.max_memories_per_agent, user.id, memory_id, body.event_id
+    )

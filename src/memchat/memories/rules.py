@@ -1,8 +1,8 @@
-"""v1 long-term memory extraction (SPEC: rules, no LLM). Pure functions."""
+"""v1 long-term memory extraction (docs/behaviour.md: rules, no LLM). Pure functions."""
 
 import re
-from dataclasses import dataclass
 
+from memchat.memories.types import MemoryDraft
 from memchat.text import normalize
 
 BOUNDARY = "boundary"
@@ -30,13 +30,6 @@ _TYPE_RULES = (
 _HIGH_IMPORTANCE = re.compile(r"记住|不要|不喜欢|边界|以后")
 
 
-@dataclass(frozen=True)
-class MemoryCandidate:
-    type: str
-    content: str
-    importance: int
-
-
 def classify_memory_type(text: str) -> str:
     for pattern, memory_type in _TYPE_RULES:
         if pattern.search(text):
@@ -48,13 +41,11 @@ def rule_importance(text: str) -> int:
     return 5 if _HIGH_IMPORTANCE.search(text) else 3
 
 
-def extract_candidate_memories(user_text: str | None) -> list[MemoryCandidate]:
+def extract_candidate_memories(user_text: str | None) -> list[MemoryDraft]:
     """From this turn's user text only: remember-or-not, type, importance, content (first 500 chars)."""
     text = normalize(user_text)
     if text is None or not _SHOULD_REMEMBER.search(text):
         return []
     return [
-        MemoryCandidate(
-            type=classify_memory_type(text), content=text[:MAX_MEMORY_CHARS], importance=rule_importance(text)
-        )
+        MemoryDraft(type=classify_memory_type(text), content=text[:MAX_MEMORY_CHARS], importance=rule_importance(text))
     ][:MAX_CANDIDATES_PER_TURN]

@@ -8,9 +8,9 @@ import logging
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
-from memchat.settings import Settings
+from memchat.settings import EmbeddingsSettings
 
 if TYPE_CHECKING:
     import numpy as np
@@ -71,10 +71,11 @@ class MemoryEmbeddings:
         return duplicate_scores(query, matrix_from_bytes(list(stored), query.shape[0]), center=self.extractor.center)
 
 
-def build_memory_embeddings(settings: Settings) -> MemoryEmbeddings | None:
+def build_memory_embeddings(
+    provider: Literal["local", "openai"] | None, config: EmbeddingsSettings, duplicate_threshold: float
+) -> MemoryEmbeddings | None:
     """The configured embedder and extractor (not yet prepared), or None when nothing needs them."""
     global _LOCAL
-    provider = settings.resolved_embeddings_provider
     if provider is None:
         return None
     try:
@@ -95,15 +96,13 @@ def build_memory_embeddings(settings: Settings) -> MemoryEmbeddings | None:
     else:
         from memchat.memories.embedder import OpenAIEmbedder
 
-        if not settings.embeddings_base_url:
+        if not config.base_url:
             raise ValueError("MEMCHAT_EMBEDDINGS_PROVIDER=openai needs MEMCHAT_EMBEDDINGS_BASE_URL")
         embedder = OpenAIEmbedder(
-            model=settings.embeddings_model,
-            base_url=settings.embeddings_base_url,
-            api_key=settings.embeddings_api_key,
-            timeout_s=settings.embeddings_timeout_s,
+            model=config.model,
+            base_url=config.base_url,
+            api_key=config.api_key,
+            timeout_s=config.timeout_s,
         )
         extractor = EmbeddingExtractor(embedder)
-    return MemoryEmbeddings(
-        embedder=embedder, extractor=extractor, duplicate_threshold=settings.memory_duplicate_threshold
-    )
+    return MemoryEmbeddings(embedder=embedder, extractor=extractor, duplicate_threshold=duplicate_threshold)

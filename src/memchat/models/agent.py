@@ -3,18 +3,6 @@ from sqlalchemy.orm import Mapped, mapped_column
 
 from memchat.models.base import Base, new_id
 
-PROFILE_FIELDS = (
-    "status",
-    "last_active",
-    "relationship",
-    "headline",
-    "topic",
-    "chemistry_label",
-    "chemistry",
-    "rhythm",
-    "profile_note",
-)
-
 
 class Agent(Base):
     __tablename__ = "agents"
@@ -25,7 +13,7 @@ class Agent(Base):
     name: Mapped[str] = mapped_column(Text)
     handle: Mapped[str] = mapped_column(Text, default="")
     default_prompt: Mapped[str | None] = mapped_column(Text)
-    # The chat partner's profile (SPEC: the second prompt message).
+    # The chat partner's profile: a column per field of memchat.schemas.ProfileFields.
     status: Mapped[str] = mapped_column(Text, default="")
     last_active: Mapped[str] = mapped_column(Text, default="")
     relationship: Mapped[str] = mapped_column(Text, default="")

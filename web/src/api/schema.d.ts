@@ -294,7 +294,7 @@ export interface components {
         };
         /**
          * AgentProfile
-         * @description The chat partner as the prompt's second message shows it (SPEC: prompt assembly).
+         * @description The chat partner as the prompt's second message shows it (docs/behaviour.md: prompt assembly).
          */
         AgentProfile: {
             /**

@@ -6,24 +6,21 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memchat.memories.llm_ops import (
-    AddOp,
+from memchat.memories.llm_extraction import (
     ArchiveOp,
-    ExistingMemory,
     ParseResult,
     UpdateOp,
     build_extraction_messages,
-    build_llm_summary_messages,
     extraction_response_format,
     memory_aliases,
     parse_operations,
-    parse_summary,
 )
 from memchat.memories.rules import MAX_MEMORY_CHARS, MEMORY_TYPES
+from memchat.memories.types import MemoryDraft, StoredMemory
 
 EXISTING = [
-    ExistingMemory("0b7c-uuid-cat", "preference", "用户喜欢猫", 3),
-    ExistingMemory("9f1e-uuid-rush", "boundary", "用户不喜欢被催着回消息", 5),
+    StoredMemory("0b7c-uuid-cat", "preference", "用户喜欢猫", 3),
+    StoredMemory("9f1e-uuid-rush", "boundary", "用户不喜欢被催着回消息", 5),
 ]
 
 
@@ -82,7 +79,7 @@ def test_every_operation_kind() -> None:
     assert not result.rejected
     assert not result.noop
     assert result.operations == [
-        AddOp("conversation_style", "用户希望回复简短", 4),
+        MemoryDraft("conversation_style", "用户希望回复简短", 4),
         UpdateOp("0b7c-uuid-cat", "用户现在更喜欢狗", None),
         ArchiveOp("9f1e-uuid-rush"),
     ]
@@ -95,7 +92,7 @@ def test_noop_and_empty_list_are_valid_answers() -> None:
 
 
 def test_fences_prose_bare_arrays_and_single_objects() -> None:
-    add = AddOp("preference", "用户喜欢猫", 3)
+    add = MemoryDraft("preference", "用户喜欢猫", 3)
     body = '{"op": "ADD", "type": "preference", "content": "用户喜欢猫", "importance": 3}'
     for raw in (
         f"```json\n[{body}]\n```",
@@ -117,7 +114,7 @@ def test_lenient_spellings() -> None:
         ensure_ascii=False,
     )
     assert parse(raw).operations == [
-        AddOp("boundary", "用户不想聊前任", 5),
+        MemoryDraft("boundary", "用户不想聊前任", 5),
         UpdateOp("9f1e-uuid-rush", "用户不喜欢被催", 4),
         ArchiveOp("0b7c-uuid-cat"),
     ]
@@ -144,7 +141,7 @@ def test_invalid_operations_are_dropped_with_reasons() -> None:
     )
     result = parse(raw, max_ops=5)
     assert result.ok
-    assert result.operations == [AddOp("preference", "用户喜欢猫", 3)]
+    assert result.operations == [MemoryDraft("preference", "用户喜欢猫", 3)]
     assert len(result.rejected) == 13
     assert any("outside 1-5" in r for r in result.rejected)
     assert any("unknown memory" in r for r in result.rejected)
@@ -163,7 +160,7 @@ def test_over_the_limit_and_touching_a_memory_twice() -> None:
 def test_content_is_normalised_and_capped() -> None:
     raw = json.dumps([{"op": "ADD", "type": "preference", "content": "猫\x00" * 600, "importance": 3}])
     [op] = parse(raw).operations
-    assert isinstance(op, AddOp)
+    assert isinstance(op, MemoryDraft)
     assert "\x00" not in op.content
     assert len(op.content) == MAX_MEMORY_CHARS
 
@@ -181,7 +178,7 @@ def test_unusable_answers_fall_back() -> None:
 
 def test_truncated_answer_keeps_the_complete_operations() -> None:
     raw = '{"operations": [{"op": "ADD", "type": "preference", "content": "用户喜欢猫", "importance": 3}, {"op": "AD'
-    assert parse(raw).operations == [AddOp("preference", "用户喜欢猫", 3)]
+    assert parse(raw).operations == [MemoryDraft("preference", "用户喜欢猫", 3)]
 
 
 # --- properties: whatever comes back, the parser never raises and only returns valid operations ---
@@ -208,7 +205,7 @@ def _assert_valid(result: ParseResult, max_ops: int) -> None:
     ids = {m.id for m in EXISTING}
     touched: list[str] = []
     for op in result.operations:
-        if isinstance(op, AddOp):
+        if isinstance(op, MemoryDraft):
             assert op.type in MEMORY_TYPES
             assert type(op.importance) is int
             assert 1 <= op.importance <= 5
@@ -239,24 +236,3 @@ def test_any_text_parses_without_raising(raw: str, max_ops: int) -> None:
 def test_any_json_shape_parses_to_valid_operations(value: Any, wrapper: str, max_ops: int) -> None:
     raw = wrapper.replace("{}", json.dumps(value, ensure_ascii=False), 1)
     _assert_valid(parse(raw, max_ops), max_ops)
-
-
-# --- LLM summary ---
-
-
-def test_summary_messages() -> None:
-    system, user = build_llm_summary_messages(
-        "用户在追一个女生。", [("user", " 她今天回我了\r\n"), ("assistant", "太好了"), ("user", "  ")], max_chars=300
-    )
-    assert "不超过 300 字" in system["content"]
-    assert user["content"] == "已有摘要：用户在追一个女生。\n\n新增对话：\n用户：她今天回我了\nAgent：太好了"
-    _, first = build_llm_summary_messages(None, [])
-    assert first["content"].startswith("已有摘要：（无）")
-
-
-def test_parse_summary() -> None:
-    assert parse_summary("```\n摘要：用户  和她\n和好了。\n```") == "用户 和她 和好了。"
-    assert parse_summary("新摘要: 用户想表白") == "用户想表白"
-    assert parse_summary("   ") is None
-    assert parse_summary(None) is None
-    assert parse_summary("长" * 50, max_chars=10) == "长" * 10

@@ -1,12 +1,12 @@
-"""Prompt assembly, byte for byte (SPEC: Prompt assembly)."""
+"""Prompt assembly, byte for byte (docs/behaviour.md: Prompt assembly)."""
 
 from memchat.chat.prompt import (
-    PromptMemory,
     PromptProfile,
     build_profile_message,
     build_prompt_messages,
     build_system_prompt,
 )
+from memchat.memories.types import StoredMemory
 
 RULES = (
     "请基于当前聊天对象、关系氛围和用户意图，用简洁、自然的中文回答用户。\n"
@@ -22,10 +22,10 @@ def test_system_prompt_defaults_without_memories_or_summary() -> None:
 
 def test_system_prompt_with_persona_memories_and_summary() -> None:
     memories = [
-        PromptMemory("boundary", 5, "我不喜欢被催促"),
-        PromptMemory("preference", 3, "我喜欢短句"),
-        PromptMemory("relationship_goal", 3, "希望先做朋友"),
-        PromptMemory("conversation_style", 3, "说话直接点"),
+        StoredMemory("m1", "boundary", "我不喜欢被催促", 5),
+        StoredMemory("m2", "preference", "我喜欢短句", 3),
+        StoredMemory("m3", "relationship_goal", "希望先做朋友", 3),
+        StoredMemory("m4", "conversation_style", "说话直接点", 3),
     ]
     assert build_system_prompt("你是阿青。", memories, "用户：你好 Agent：你好") == (
         "你是阿青。\n" + RULES + "\n以下是用户与该 Agent 的长期记忆，请优先尊重：\n"

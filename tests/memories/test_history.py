@@ -3,7 +3,7 @@
 from typing import Any
 
 from tests.conftest import Running, auth, chat, create_agent, signup
-from tests.memory_v2_support import history, memories
+from tests.memories.support import history, memories
 
 
 async def _create(running: Running, token: str, agent_id: str, content: str, **fields: Any) -> dict[str, Any]:

@@ -12,7 +12,7 @@ from tests.upstream import Reply, TestUpstream
 
 @pytest.fixture
 def settings(settings: Settings) -> Settings:
-    return settings.model_copy(update={"chat_setup_concurrency": 1})
+    return settings.replace(chat_setup_concurrency=1)
 
 
 async def test_a_streaming_turn_does_not_hold_the_only_place(

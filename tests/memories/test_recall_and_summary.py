@@ -8,7 +8,7 @@ from memchat.chat.summary import build_conversation_summary
 from memchat.models import Memory, Message
 from memchat.settings import Settings
 from tests.conftest import Running, auth, chat, chat_body, create_agent, signup
-from tests.memory_v2_support import Serve, completions, memories, serve_fixture, system_prompt  # noqa: F401
+from tests.memories.support import Serve, completions, memories, serve_fixture, system_prompt  # noqa: F401
 from tests.upstream import Reply, TestUpstream
 
 MEMORY_HEADER = "以下是用户与该 Agent 的长期记忆，请优先尊重："
@@ -92,9 +92,9 @@ async def test_with_nothing_configured_behaviour_is_exactly_v1(
     running: Running, upstream: TestUpstream, settings: Settings
 ) -> None:
     defaults = Settings(_env_file=None)  # type: ignore[call-arg]
-    assert (defaults.memory_extractor, defaults.summary_strategy, defaults.memory_recall) == ("rules", "rules", "v1")
+    assert (defaults.memory.extractor, defaults.summary.strategy, defaults.memory.recall) == ("rules", "rules", "v1")
     assert defaults.resolved_embeddings_provider is None
-    assert running.state.embeddings is None
+    assert running.state.chat.memory.embeddings is None
 
     token = await signup(running.client)
     agent_id = (await create_agent(running.client, token))["id"]

@@ -43,7 +43,7 @@ async def test_app_refuses_an_unmigrated_database(fresh_sqlite: dict[str, str], 
 async def test_migrate_user_create_and_token(fresh_sqlite: dict[str, str], tmp_path: Path) -> None:
     migrated = run_cli("migrate", env=fresh_sqlite)
     assert migrated.returncode == 0, migrated.stderr
-    db = create_database(Settings(_env_file=None, database_url=fresh_sqlite["MEMCHAT_DATABASE_URL"]))  # type: ignore[call-arg]
+    db = create_database(Settings(_env_file=None, database_url=fresh_sqlite["MEMCHAT_DATABASE_URL"]).database)  # type: ignore[call-arg]
     assert await current_revision(db.engine) == head_revision()
     await db.dispose()
     assert run_cli("migrate", env=fresh_sqlite).returncode == 0  # idempotent

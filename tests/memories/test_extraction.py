@@ -5,7 +5,7 @@ from sqlalchemy import select, update
 from memchat.models import Memory, Message
 from memchat.models.message import EXTRACTION_PENDING
 from tests.conftest import Running, auth, chat, create_agent, signup
-from tests.memory_v2_support import Serve, completions, history, memories, ops, serve_fixture  # noqa: F401
+from tests.memories.support import Serve, completions, history, memories, ops, serve_fixture  # noqa: F401
 from tests.upstream import Reply, TestUpstream
 
 LLM = {"memory_extractor": "llm", "embeddings_provider": "local"}
@@ -331,7 +331,7 @@ async def test_llm_without_embeddings_shows_the_v1_first_memories_and_stores_no_
     serve: Serve, upstream: TestUpstream
 ) -> None:
     running = await serve(memory_extractor="llm", memory_llm_context_memories=1)
-    assert running.state.embeddings is None
+    assert running.state.chat.memory.embeddings is None
     token, agent_id = await _user(running)
     await _turn(
         running,

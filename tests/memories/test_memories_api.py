@@ -81,7 +81,7 @@ async def test_duplicate_active_content_is_409(running: Running, user_token: str
 
 
 async def test_memory_cap_per_agent(running: Running, user_token: str, agent: dict[str, Any]) -> None:
-    running.state.settings.max_memories_per_agent = 2
+    running.state.settings.limits.max_memories_per_agent = 2
     await add(running, user_token, agent["id"], type="preference", content="一", importance=3)
     await add(running, user_token, agent["id"], type="preference", content="二", importance=3)
     response = await running.client.post(

@@ -1,4 +1,4 @@
-"""Rolling summary v1 (SPEC: Rolling summary)."""
+"""Rolling summary v1 (docs/behaviour.md: Rolling summary)."""
 
 from memchat.chat.summary import build_conversation_summary
 

@@ -20,7 +20,7 @@ async def test_kill_mid_stream_then_restart(server: Server, database_url: str, u
         upstream.script(Reply(text="记下了"))
         done = await client.post("/api/chat", json=chat_body(agent["id"], "我喜欢海边"), headers=auth(token))
         assert done.text == "记下了"
-        db = create_database(Settings(_env_file=None, database_url=database_url))  # type: ignore[call-arg]
+        db = create_database(Settings(_env_file=None, database_url=database_url).database)  # type: ignore[call-arg]
         async with db.write() as session:
             await session.execute(update(Message).where(Message.role == "assistant").values(extraction_state="pending"))
             await session.execute(Memory.__table__.delete())

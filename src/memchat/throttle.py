@@ -1,7 +1,12 @@
-"""Slows down password guessing: after a few failures for one email, logins wait it out with a 429."""
+"""In-process limits: the chat rate limit per user, and the login throttle per email.
+
+The login throttle slows down password guessing: after a few failures for one email, logins wait
+it out with a 429.
+"""
 
 import math
 import time
+from collections import deque
 from dataclasses import dataclass
 
 
@@ -48,3 +53,22 @@ class LoginThrottle:
 
     def record_success(self, key: str) -> None:
         self._failures.pop(key, None)
+
+
+class RateLimiter:
+    def __init__(self, per_minute: int):
+        self._limit = per_minute
+        self._hits: dict[str, deque[float]] = {}
+
+    def check(self, key: str) -> int:
+        """Record a hit; 0 if allowed, else seconds until the next hit would be."""
+        if self._limit <= 0:
+            return 0
+        now = time.monotonic()
+        hits = self._hits.setdefault(key, deque())
+        while hits and now - hits[0] >= 60.0:
+            hits.popleft()
+        if len(hits) >= self._limit:
+            return max(1, math.ceil(60.0 - (now - hits[0])))
+        hits.append(now)
+        return 0

@@ -4,8 +4,8 @@ from typing import Any
 
 from sqlalchemy import select
 
-from memchat.memories.rules import MemoryCandidate
 from memchat.memories.service import save_candidates
+from memchat.memories.types import MemoryDraft
 from memchat.models import Agent, Conversation, Memory, Message
 from tests.conftest import Running, auth, chat, chat_body, create_agent
 from tests.upstream import DEFAULT_REPLY, Reply, TestUpstream
@@ -90,8 +90,8 @@ async def test_second_turn_has_history_without_current_message_summary_and_memor
 async def test_recent_message_limit_and_memory_injection_limit(
     running: Running, user_token: str, upstream: TestUpstream
 ) -> None:
-    running.state.settings.recent_message_limit = 3
-    running.state.settings.memory_injection_limit = 2
+    running.state.chat.limits.recent_message_limit = 3
+    running.state.chat.memory.injection_limit = 2
     agent = await create_agent(running.client, user_token)
     for importance, content in [(3, "a"), (5, "b"), (4, "c")]:
         await running.client.post(
@@ -239,16 +239,16 @@ async def test_extracted_memory_points_at_the_user_message(
 
 async def test_at_most_two_candidates_per_turn_are_saved(running: Running, user_token: str) -> None:
     agent = await create_agent(running.client, user_token)
-    candidates = [MemoryCandidate("preference", f"我喜欢{i}", 3) for i in range(3)]
+    candidates = [MemoryDraft("preference", f"我喜欢{i}", 3) for i in range(3)]
     async with running.db.write() as session:
         user_id = (await session.execute(select(Agent.user_id).where(Agent.id == agent["id"]))).scalar_one()
         created = await save_candidates(
             session,
-            running.state.settings,
             user_id=user_id,
             agent_id=agent["id"],
             candidates=candidates,
             source_message_id=None,
+            max_memories=running.state.settings.limits.max_memories_per_agent,
         )
     assert len(created) == 2
     async with running.db.read() as session:
@@ -349,13 +349,13 @@ async def test_unknown_route_and_streaming_error_are_json(running: Running) -> N
 async def test_unreachable_upstream_is_a_502(running: Running, user_token: str, agent: dict[str, Any]) -> None:
     from memchat.llm.client import LLMClient
 
-    running.state.llm = LLMClient(
+    running.state.chat.llm = LLMClient(
         base_url="http://127.0.0.1:9/v1", api_key="x", model="m", connect_timeout_s=1, read_timeout_s=1, max_retries=0
     )
     try:
         response = await chat(running, user_token, agent["id"], "hi")
     finally:
-        await running.state.llm.aclose()
+        await running.state.chat.llm.aclose()
     assert response.status_code == 502
     assert response.json()["error"]["code"] == "upstream_unreachable"
     assert len(await messages_of(running, user_token, agent["id"])) == 1
@@ -366,7 +366,7 @@ async def test_upstream_silent_past_the_read_timeout_is_a_504(
 ) -> None:
     from memchat.llm.client import LLMClient
 
-    running.state.llm = LLMClient(
+    running.state.chat.llm = LLMClient(
         base_url=upstream.base_url, api_key="x", model="m", connect_timeout_s=1, read_timeout_s=0.3, max_retries=0
     )
     upstream.script(Reply(deltas=["晚了"], hold_after=0))
@@ -374,7 +374,7 @@ async def test_upstream_silent_past_the_read_timeout_is_a_504(
         response = await chat(running, user_token, agent["id"], "hi")
     finally:
         upstream.release()
-        await running.state.llm.aclose()
+        await running.state.chat.llm.aclose()
     assert response.status_code == 504
     assert response.json()["error"]["code"] == "upstream_timeout"
     stored = await messages_of(running, user_token, agent["id"])

@@ -1,4 +1,4 @@
-"""LLM memory extraction and LLM summary as pure functions: prompts, a response schema, a tolerant parser.
+"""LLM memory extraction as pure functions: the prompt, a response schema, a tolerant parser.
 
 The model sees this turn and the agent's most similar existing memories under short aliases
 (m1, m2, ...: small models copy those reliably, UUIDs they do not) and answers a list of
@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memchat.memories.rules import MAX_MEMORY_CHARS, MEMORY_TYPE_LABELS, MEMORY_TYPES
+from memchat.memories.types import MemoryDraft, StoredMemory
 from memchat.text import normalize
 
 DEFAULT_MAX_OPERATIONS = 3
-DEFAULT_SUMMARY_MAX_CHARS = 600
 
 _TYPE_ALIASES: dict[str, str] = {
     **{t: t for t in MEMORY_TYPES},
@@ -35,21 +35,6 @@ _FENCE = re.compile(r"```[a-zA-Z0-9_-]*\s*\n?(.*?)```", re.DOTALL)
 
 
 @dataclass(frozen=True)
-class ExistingMemory:
-    id: str
-    type: str
-    content: str
-    importance: int
-
-
-@dataclass(frozen=True)
-class AddOp:
-    type: str
-    content: str
-    importance: int
-
-
-@dataclass(frozen=True)
 class UpdateOp:
     id: str  # the real memory id, resolved from the alias
     content: str
@@ -61,7 +46,7 @@ class ArchiveOp:
     id: str
 
 
-MemoryOp = AddOp | UpdateOp | ArchiveOp
+MemoryOp = MemoryDraft | UpdateOp | ArchiveOp  # a draft is an ADD
 
 
 @dataclass(frozen=True)
@@ -74,7 +59,7 @@ class ParseResult:
     noop: bool = False  # the model said explicitly that nothing changes
 
 
-def memory_aliases(existing: Sequence[ExistingMemory]) -> dict[str, str]:
+def memory_aliases(existing: Sequence[StoredMemory]) -> dict[str, str]:
     """alias -> memory id, in the order the memories are shown to the model."""
     return {f"m{i + 1}": memory.id for i, memory in enumerate(existing)}
 
@@ -111,7 +96,7 @@ _EXTRACTION_SYSTEM = "\n".join(
 def build_extraction_messages(
     user_text: str,
     assistant_text: str | None,
-    existing: Sequence[ExistingMemory],
+    existing: Sequence[StoredMemory],
     *,
     max_ops: int = DEFAULT_MAX_OPERATIONS,
 ) -> list[dict[str, str]]:
@@ -270,7 +255,7 @@ def _parse_one(item: Any, ids: Mapping[str, str]) -> tuple[MemoryOp | str | None
         importance, importance_error = _importance(fields.get("importance"), required=True)
         if error or importance_error or content is None or importance is None:
             return None, f"ADD rejected: {error or importance_error}"
-        return AddOp(type=memory_type, content=content, importance=importance), None
+        return MemoryDraft(type=memory_type, content=content, importance=importance), None
     if kind in ("UPDATE", "ARCHIVE", "DELETE"):
         raw_id = fields.get("id", fields.get("memory_id"))
         memory_id = ids.get(str(raw_id).strip()) if isinstance(raw_id, str | int) else None
@@ -287,7 +272,7 @@ def _parse_one(item: Any, ids: Mapping[str, str]) -> tuple[MemoryOp | str | None
 
 
 def parse_operations(
-    raw: str | None, existing: Sequence[ExistingMemory], *, max_ops: int = DEFAULT_MAX_OPERATIONS
+    raw: str | None, existing: Sequence[StoredMemory], *, max_ops: int = DEFAULT_MAX_OPERATIONS
 ) -> ParseResult:
     """Validated operations from a model's answer; never raises. Each memory is touched at most once."""
     if not raw or not raw.strip():
@@ -309,7 +294,7 @@ def parse_operations(
             rejected.append(reason)
         elif op == "NOOP":
             noop = True
-        elif isinstance(op, AddOp | UpdateOp | ArchiveOp):
+        elif isinstance(op, MemoryDraft | UpdateOp | ArchiveOp):
             if len(operations) >= max_ops:
                 rejected.append(f"more than {max_ops} operations")
             elif isinstance(op, UpdateOp | ArchiveOp) and op.id in touched:
@@ -320,44 +305,3 @@ def parse_operations(
                 operations.append(op)
     ok = bool(operations) or noop or not items
     return ParseResult(ok=ok, operations=operations, rejected=rejected, noop=noop or not items)
-
-
-_SUMMARY_SYSTEM = "\n".join(
-    (
-        "你负责为一段用户与聊天 Agent 的对话维护滚动摘要。根据已有摘要和之后新增的对话，写一份新的摘要：",
-        "保留仍然重要的事实、用户的情绪与关系进展、未完成的话题，去掉寒暄和重复；"
-        "用第三人称（“用户”“Agent”），简洁的中文，不超过 {max_chars} 字。",
-        "只输出摘要正文，不要标题、不要解释。",
-    )
-)
-
-
-def build_llm_summary_messages(
-    previous_summary: str | None,
-    turns: Sequence[tuple[str, str]],
-    *,
-    max_chars: int = DEFAULT_SUMMARY_MAX_CHARS,
-) -> list[dict[str, str]]:
-    """Messages asking for a new rolling summary; `turns` are (role, content) since the last summary, oldest first."""
-    lines = [f"已有摘要：{previous_summary}" if previous_summary else "已有摘要：（无）", "", "新增对话："]
-    for role, content in turns:
-        text = normalize(content)
-        if text is not None:
-            lines.append(("用户" if role == "user" else "Agent") + "：" + text)
-    return [
-        {"role": "system", "content": _SUMMARY_SYSTEM.format(max_chars=max_chars)},
-        {"role": "user", "content": "\n".join(lines)},
-    ]
-
-
-def parse_summary(raw: str | None, *, max_chars: int = DEFAULT_SUMMARY_MAX_CHARS * 2) -> str | None:
-    """The summary text from a model's answer (fences and a leading label removed), or None if unusable."""
-    if raw is None:
-        return None
-    fenced = _FENCE.search(raw)
-    text = normalize(fenced.group(1) if fenced else raw)
-    if text is None:
-        return None
-    text = re.sub(r"^(新的?摘要|摘要|summary)\s*[:：]\s*", "", text, flags=re.IGNORECASE)
-    text = re.sub(r"\s+", " ", text).strip()
-    return text[:max_chars] or None

@@ -1,8 +1,9 @@
-"""Memory extraction v1 (SPEC: Long-term memory extraction)."""
+"""Memory extraction v1 (docs/behaviour.md: Long-term memory extraction)."""
 
 import pytest
 
-from memchat.memories.rules import MemoryCandidate, classify_memory_type, extract_candidate_memories
+from memchat.memories.rules import classify_memory_type, extract_candidate_memories
+from memchat.memories.types import MemoryDraft
 
 
 @pytest.mark.parametrize(
@@ -23,7 +24,7 @@ from memchat.memories.rules import MemoryCandidate, classify_memory_type, extrac
     ],
 )
 def test_type_and_importance(text: str, memory_type: str, importance: int) -> None:
-    assert extract_candidate_memories(text) == [MemoryCandidate(memory_type, text, importance)]
+    assert extract_candidate_memories(text) == [MemoryDraft(memory_type, text, importance)]
 
 
 def test_first_matching_type_wins() -> None:

@@ -10,7 +10,7 @@ from argon2.exceptions import InvalidHashError, VerificationError
 
 from memchat.clock import now_ms
 from memchat.errors import Unauthorized
-from memchat.settings import Settings
+from memchat.settings import AuthSettings
 
 _hasher = PasswordHasher()
 # Verified against when the email is unknown, so both failures cost the same time.
@@ -31,11 +31,11 @@ async def verify_password(password_hash: str | None, password: str) -> bool:
     return await asyncio.to_thread(_verify)
 
 
-def resolve_jwt_secret(settings: Settings) -> str:
+def resolve_jwt_secret(auth: AuthSettings, data_dir: Path) -> str:
     """MEMCHAT_JWT_SECRET, or one generated on first start and kept in the data folder."""
-    if settings.jwt_secret:
-        return settings.jwt_secret
-    path = Path(settings.data_dir) / "jwt_secret"
+    if auth.secret:
+        return auth.secret
+    path = Path(data_dir) / "jwt_secret"
     if path.exists():
         return path.read_text().strip()
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -41,7 +41,7 @@ async def test_validation(running: Running, user_token: str) -> None:
     for body in [{}, {"name": ""}, {"name": 3}, {"name": "a", "profile": {"status": ["x"]}}]:
         response = await running.client.post("/api/agents", json=body, headers=auth(user_token))
         assert response.status_code == 422, body
-    long = "长" * (running.state.settings.max_profile_field_chars + 1)
+    long = "长" * (running.state.settings.limits.max_profile_field_chars + 1)
     response = await running.client.post(
         "/api/agents", json={"name": "a", "profile": {"headline": long}}, headers=auth(user_token)
     )

@@ -21,7 +21,7 @@ async def serve_fixture(settings: Settings) -> AsyncIterator[Serve]:
     started: list[tuple[Any, Any, httpx.AsyncClient]] = []
 
     async def _serve(**overrides: Any) -> Running:
-        app = create_app(settings.model_copy(update=overrides))
+        app = create_app(settings.replace(**overrides))
         server, task, base_url = await start_server(app)
         client = httpx.AsyncClient(base_url=base_url, timeout=60)
         started.append((server, task, client))

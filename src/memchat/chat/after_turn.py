@@ -1,0 +1,88 @@
+"""What runs after a turn is stored, and what a restart finds half-done: the one place that decides.
+
+Inline, before the body ends: the v1 rules, when the user's text makes a candidate (a client that
+reloads right after the stream sees the memory). In the background, after the commit, by id and
+safe to run twice: every other extraction strategy, vectors for memories stored without one, and
+the LLM summary when it is due. Each step logs its own failure and never stops the next.
+"""
+
+import logging
+
+from memchat.chat.llm_summary import summarize_safely
+from memchat.chat.save import SavedReply
+from memchat.chat.services import ChatServices
+from memchat.clock import now_ms
+from memchat.conversations import messages
+from memchat.db.engine import Database
+from memchat.memories.extraction import backfill_vectors, extract_safely, run_extraction
+from memchat.memories.pipeline import MemoryPipeline
+from memchat.memories.rules import extract_candidate_memories
+from memchat.models.message import EXTRACTION_DONE, EXTRACTION_PENDING, REPLY_INTERRUPTED, REPLY_PENDING
+
+log = logging.getLogger("memchat.after_turn")
+
+
+def extraction_state_for(memory: MemoryPipeline, user_text: str | None) -> str:
+    """How the reply is stored: pending when extraction will run (inline or in the background)."""
+    if not memory.inline or extract_candidate_memories(user_text):
+        return EXTRACTION_PENDING
+    return EXTRACTION_DONE  # the rules would find nothing: no job at all
+
+
+async def after_saved(services: ChatServices, saved: SavedReply, *, extraction_state: str) -> list[str]:
+    """Right after commit point 2: the inline rules (ids of the memories they saved), then the background job."""
+    memory = services.memory
+    extracted_inline = extraction_state == EXTRACTION_DONE
+    saved_ids: list[str] = []
+    if memory.inline and not extracted_inline:
+        try:
+            saved_ids = await run_extraction(services.db, memory, saved.id)
+            extracted_inline = True
+        except Exception:
+            log.exception("memory extraction failed for message %s; left pending", saved.id)
+    summary_llm = services.summary.strategy == "llm"
+    if not extracted_inline or memory.embeddings is not None or summary_llm:
+        services.background.spawn(
+            run_after_turn(services, saved, extract=not extracted_inline), name=f"after-turn-{saved.id}"
+        )
+    return saved_ids
+
+
+async def run_after_turn(services: ChatServices, saved: SavedReply, *, extract: bool) -> None:
+    """The background work after a saved turn, one job so that its LLM calls come in a fixed order:
+    extraction (when not done inline), vectors for memories that lack one, the LLM summary when due."""
+    db, memory = services.db, services.memory
+    if extract:
+        await extract_safely(db, memory, saved.id)
+    if memory.embeddings is not None:
+        try:
+            await backfill_vectors(db, memory.embeddings, saved.agent_id)
+        except Exception:
+            log.exception("embedding memories of agent %s failed", saved.agent_id)
+    summary = services.summary
+    if summary.strategy == "llm":
+        await summarize_safely(
+            db,
+            services.llm,
+            saved.conversation_id,
+            every_n_turns=summary.every_n_turns,
+            max_chars=summary.llm_max_chars,
+        )
+
+
+async def recover_unfinished_turns(db: Database, memory: MemoryPipeline) -> tuple[int, int]:
+    """At start-up: mark turns a dead process left streaming, run extraction it never ran.
+
+    Returns (interrupted turns marked, extractions run).
+    """
+    async with db.write() as session:
+        interrupted = await messages.move_reply_state(
+            session, from_state=REPLY_PENDING, to_state=REPLY_INTERRUPTED, now_ms=now_ms()
+        )
+    async with db.read() as session:
+        pending = await messages.message_ids_in_state(session, extraction_state=EXTRACTION_PENDING)
+    for message_id in pending:
+        await extract_safely(db, memory, message_id)
+    if interrupted or pending:
+        log.info("recovered %d interrupted turns, ran %d pending extractions", interrupted, len(pending))
+    return interrupted, len(pending)

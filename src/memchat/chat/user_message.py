@@ -1,0 +1,157 @@
+"""Commit point 1: the user message a turn answers, stored before any LLM call, with what the prompt reads.
+
+One synchronous transaction (Database.run_write). The message is new, a retry of a stored one,
+an edit that replaces a stored one and what followed, or the last one again for a regenerate.
+A retry whose reply is already stored returns that reply (StoredReply) and starts nothing.
+"""
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from sqlalchemy.engine import Connection
+
+from memchat.auth.repository import user_exists
+from memchat.chat.intent import TurnIntent
+from memchat.clock import now_ms
+from memchat.conversations import messages
+from memchat.conversations import repository as conversations
+from memchat.db.engine import AnyRow
+from memchat.errors import Conflict, InvalidInput, NotFound, Unauthorized
+from memchat.memories.types import StoredMemory
+from memchat.models.message import REPLY_PENDING
+
+
+@dataclass(frozen=True)
+class TurnMessage:
+    """The user message a turn answers: inserted now, or a stored one answered again."""
+
+    id: str
+    seq: int
+    content: str
+
+
+@dataclass(frozen=True)
+class StoredReply:
+    """A retried send whose reply is already stored: answer with it, start nothing."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class UserSide:
+    """What commit point 1 stored and read."""
+
+    agent: AnyRow
+    conversation_id: str
+    summary: str | None
+    message: TurnMessage
+    recent: list[tuple[str, str]]
+    memories: list[StoredMemory]
+
+
+ReadMemories = Callable[[Connection, str], list[StoredMemory]]
+
+
+def store_user_side(
+    conn: Connection, intent: TurnIntent, live_turns: set[str], recent_limit: int, read_memories: ReadMemories
+) -> UserSide | StoredReply:
+    """Steps 3-6 in one transaction: agent, conversation, user message, history, memories."""
+    assert intent.agent_id is not None
+    found = conversations.agent_with_conversation(
+        conn, user_id=intent.user_id, agent_id=intent.agent_id, conversation_id=intent.conversation_id
+    )
+    if found is None:
+        if not user_exists(conn, intent.user_id):
+            raise Unauthorized("invalid token", code="invalid_token")  # a deleted user's token: 401, not 404
+        raise NotFound("agent not found", code="agent_not_found")
+    conversation_id, summary = found.conversation_id, found.conversation_summary
+    if conversation_id is None:
+        if intent.conversation_id is not None:
+            raise NotFound("conversation not found", code="conversation_not_found")
+        created = conversations.create_default_conversation(
+            conn, user_id=intent.user_id, agent_id=found.id, now_ms=now_ms()
+        )
+        conversation_id, summary = created.id, created.summary
+    message = _turn_message(conn, live_turns, intent, conversation_id, found.id)
+    if isinstance(message, StoredReply):
+        return message
+    recent = messages.recent_messages(conn, conversation_id, limit=recent_limit, before_seq=message.seq)
+    return UserSide(found, conversation_id, summary, message, recent, read_memories(conn, found.id))
+
+
+def _turn_message(
+    conn: Connection, live_turns: set[str], intent: TurnIntent, conversation_id: str, agent_id: str
+) -> TurnMessage | StoredReply:
+    """Step 4: the user message this turn answers."""
+    if intent.kind == "regenerate":
+        return _regenerate_target(conn, live_turns, conversation_id)
+    assert intent.text is not None
+    client_id = intent.client_id
+    if intent.edited_id is not None:
+        # An edited user message: it and everything after it are replaced. The AI SDK keeps the
+        # edited message's id, so the same id with the same text again is a retry, not an edit.
+        edited = messages.find_by_client_id(conn, conversation_id, intent.edited_id)
+        if edited is None or edited.role != "user":
+            raise NotFound("the edited message was not found", code="message_not_found")
+        if edited.content == intent.text:
+            return _answer_again(conn, live_turns, edited)
+        messages.supersede_from(conn, conversation_id, edited.seq, now_ms())
+    elif client_id:
+        # A retried send: its client id is already a live message of this conversation.
+        inserted = _insert(conn, intent, conversation_id, agent_id, client_id, once=True)
+        if inserted is not None:
+            return inserted
+        existing = messages.find_by_client_id(conn, conversation_id, client_id)
+        if existing is not None and existing.role == "user":
+            return _answer_again(conn, live_turns, existing)
+        client_id = None  # the id is an assistant message's: a new message, without a client id
+    message = _insert(conn, intent, conversation_id, agent_id, client_id, once=False)
+    assert message is not None
+    return message
+
+
+def _answer_again(conn: Connection, live_turns: set[str], message: AnyRow) -> TurnMessage | StoredReply:
+    """A retried send of a stored user message: 409 while streaming, the stored reply, or answer again."""
+    if message.id in live_turns:
+        raise Conflict("this message is still being answered", code="turn_in_progress")
+    reply = messages.reply_text(conn, message.id)
+    if reply is not None:
+        return StoredReply(reply)
+    messages.set_reply_state(conn, message.id, REPLY_PENDING, now_ms())
+    return TurnMessage(message.id, message.seq, message.content)
+
+
+def _regenerate_target(conn: Connection, live_turns: set[str], conversation_id: str) -> TurnMessage:
+    """The last assistant reply is superseded; the turn answers its user message again."""
+    last_assistant = messages.last_live_message(conn, conversation_id, "assistant")
+    last_user = messages.last_live_message(conn, conversation_id, "user")
+    if last_user is None:
+        raise InvalidInput("there is nothing to regenerate", code="nothing_to_regenerate")
+    if last_user.id in live_turns:
+        raise Conflict("the last message is still being answered", code="turn_in_progress")
+    if last_assistant is not None and last_assistant.seq > last_user.seq:
+        messages.supersede_from(conn, conversation_id, last_assistant.seq, now_ms())
+    return TurnMessage(last_user.id, last_user.seq, last_user.content)
+
+
+def _insert(
+    conn: Connection, intent: TurnIntent, conversation_id: str, agent_id: str, client_id: str | None, *, once: bool
+) -> TurnMessage | None:
+    """The new user message and the conversation's count; with `once`, None if the client id is known."""
+    assert intent.text is not None
+    now = now_ms()
+    values = messages.message_values(
+        conversation_id=conversation_id,
+        user_id=intent.user_id,
+        agent_id=agent_id,
+        role="user",
+        content=intent.text,
+        now_ms=now,
+        client_message_id=client_id,
+        reply_state=REPLY_PENDING,
+    )
+    seq = messages.insert_message_once(conn, values) if once else messages.insert_message(conn, values)
+    if seq is None:
+        return None
+    conversations.bump_conversation(conn, conversation_id, count_delta=1, now_ms=now)
+    return TurnMessage(values["id"], seq, intent.text)

@@ -1,0 +1,270 @@
+"""All SQL of messages (conversations' own rows are in conversations.repository).
+
+Two kinds of access side by side: the chat turn's statements on a sync `Connection`, built once
+(see memchat.db.engine for why), and async helpers for the REST routes and the background jobs.
+"""
+
+from typing import Any, cast
+
+from sqlalchemy import Table, bindparam, exists, func, insert, select, update
+from sqlalchemy.engine import Connection
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from memchat.conversations.repository import bump_conversation
+from memchat.db.engine import AnyRow, dialect_insert
+from memchat.models import Message
+from memchat.models.base import new_id
+from memchat.models.message import COMPLETED, EXTRACTION_DONE, EXTRACTION_PENDING, SUPERSEDED
+
+messages = cast(Table, Message.__table__)
+
+
+def message_values(
+    *,
+    conversation_id: str,
+    user_id: str,
+    agent_id: str,
+    role: str,
+    content: str,
+    now_ms: int,
+    message_id: str | None = None,
+    status: str = COMPLETED,
+    client_message_id: str | None = None,
+    reply_to_id: str | None = None,
+    reply_state: str | None = None,
+    extraction_state: str | None = None,
+) -> dict[str, Any]:
+    """A message row: every column but seq (the database numbers messages)."""
+    return {
+        "id": message_id or new_id(),
+        "conversation_id": conversation_id,
+        "user_id": user_id,
+        "agent_id": agent_id,
+        "role": role,
+        "content": content,
+        "status": status,
+        "client_message_id": client_message_id,
+        "reply_to_id": reply_to_id,
+        "reply_state": reply_state,
+        "extraction_state": extraction_state,
+        "created_at_ms": now_ms,
+        "updated_at_ms": now_ms,
+    }
+
+
+# --- the chat turn's statements (sync Connection, inside Database.run_write) ---
+
+_MESSAGE_COLUMNS = (messages.c.id, messages.c.seq, messages.c.role, messages.c.content)
+_BY_CLIENT_ID = select(*_MESSAGE_COLUMNS).where(
+    messages.c.conversation_id == bindparam("conversation_id"),
+    messages.c.status != SUPERSEDED,
+    (messages.c.client_message_id == bindparam("client_id")) | (messages.c.id == bindparam("client_id")),
+)
+
+
+def find_by_client_id(conn: Connection, conversation_id: str, client_id: str) -> AnyRow | None:
+    """A live message the client knows by its own id, or by the id memchat gave it."""
+    return conn.execute(_BY_CLIENT_ID, {"conversation_id": conversation_id, "client_id": client_id}).first()
+
+
+_INSERT_MESSAGE = insert(messages).returning(messages.c.seq)
+
+
+def insert_message(conn: Connection, values: dict[str, Any]) -> int:
+    """Insert a message (values from message_values); returns its seq."""
+    seq = conn.execute(_INSERT_MESSAGE, values).scalar_one()
+    return int(seq)
+
+
+_VALUE_COLUMNS = [column for column in messages.c if column.name != "seq"]
+
+
+def _insert_unless_known(dialect: str) -> Any:
+    values = select(*(bindparam(f"v_{c.name}", type_=c.type) for c in _VALUE_COLUMNS)).where(
+        ~exists().where(
+            messages.c.conversation_id == bindparam("v_conversation_id"),
+            messages.c.id == bindparam("v_client_message_id"),
+            messages.c.status != SUPERSEDED,
+        )
+    )
+    return (
+        dialect_insert(dialect)(messages)
+        .from_select(_VALUE_COLUMNS, values)
+        .on_conflict_do_nothing(index_elements=["conversation_id", "client_message_id"])
+        .returning(messages.c.seq)
+    )
+
+
+_INSERT_ONCE = {dialect: _insert_unless_known(dialect) for dialect in ("sqlite", "postgresql")}
+
+
+def insert_message_once(conn: Connection, values: dict[str, Any]) -> int | None:
+    """Insert unless a live message of the conversation is known by this client id (as its client
+    id, by the unique index, or as its own id); its seq, or None when it was known.
+
+    The idempotency check and the insert in one statement: a new message costs no lookup.
+    """
+    params = {f"v_{name}": value for name, value in values.items()}
+    seq = conn.execute(_INSERT_ONCE[conn.dialect.name], params).scalar_one_or_none()
+    return None if seq is None else int(seq)
+
+
+_RECENT = (
+    select(messages.c.role, messages.c.content)
+    .where(
+        messages.c.conversation_id == bindparam("conversation_id"),
+        messages.c.status != SUPERSEDED,
+        messages.c.seq < bindparam("before_seq"),
+    )
+    .order_by(messages.c.seq.desc())
+    .limit(bindparam("limit"))
+)
+
+
+def recent_messages(conn: Connection, conversation_id: str, *, limit: int, before_seq: int) -> list[tuple[str, str]]:
+    """The newest `limit` live messages before `before_seq`, oldest first, as (role, content)."""
+    if limit <= 0:
+        return []
+    params = {"conversation_id": conversation_id, "before_seq": before_seq, "limit": limit}
+    rows = conn.execute(_RECENT, params).all()
+    return [(row.role, row.content) for row in reversed(rows)]
+
+
+def _last_live(role: str) -> Any:
+    return (
+        select(*_MESSAGE_COLUMNS)
+        .where(
+            messages.c.conversation_id == bindparam("conversation_id"),
+            messages.c.role == role,
+            messages.c.status != SUPERSEDED,
+        )
+        .order_by(messages.c.seq.desc())
+        .limit(1)
+    )
+
+
+_LAST_LIVE = {"user": _last_live("user"), "assistant": _last_live("assistant")}
+
+
+def last_live_message(conn: Connection, conversation_id: str, role: str) -> AnyRow | None:
+    return conn.execute(_LAST_LIVE[role], {"conversation_id": conversation_id}).first()
+
+
+_REPLY_TO = (
+    select(messages.c.content)
+    .where(messages.c.reply_to_id == bindparam("user_message_id"), messages.c.status != SUPERSEDED)
+    .order_by(messages.c.seq.desc())
+    .limit(1)
+)
+
+
+def reply_text(conn: Connection, user_message_id: str) -> str | None:
+    """The text of the current (not superseded) assistant reply to a user message."""
+    content = conn.execute(_REPLY_TO, {"user_message_id": user_message_id}).scalar_one_or_none()
+    return None if content is None else str(content)
+
+
+_SUPERSEDE = (
+    update(messages)
+    .where(
+        messages.c.conversation_id == bindparam("in_conversation"),
+        messages.c.seq >= bindparam("from_seq"),
+        messages.c.status != SUPERSEDED,
+    )
+    .values(status=SUPERSEDED, client_message_id=None, updated_at_ms=bindparam("now"))
+)
+
+
+def supersede_from(conn: Connection, conversation_id: str, from_seq: int, now_ms: int) -> int:
+    """Mark every live message at or after `from_seq` superseded and take them off the count.
+
+    Their client ids are released: the AI SDK keeps a message's id when the user edits it.
+    Returns how many were superseded.
+    """
+    params = {"in_conversation": conversation_id, "from_seq": from_seq, "now": now_ms}
+    superseded = int(conn.execute(_SUPERSEDE, params).rowcount or 0)
+    bump_conversation(conn, conversation_id, count_delta=-superseded, now_ms=now_ms)
+    return superseded
+
+
+_SET_REPLY_STATE = (
+    update(messages)
+    .where(messages.c.id == bindparam("message_id"))
+    .values(reply_state=bindparam("new_state"), updated_at_ms=bindparam("now"))
+)
+
+
+def set_reply_state(conn: Connection, message_id: str, reply_state: str, now_ms: int) -> None:
+    conn.execute(_SET_REPLY_STATE, {"message_id": message_id, "new_state": reply_state, "now": now_ms})
+
+
+# --- async helpers: REST routes and background jobs ---
+
+
+async def history_page(
+    session: AsyncSession, conversation_id: str, *, limit: int, before_seq: int | None, include_superseded: bool
+) -> tuple[list[Message], bool]:
+    query = select(Message).where(Message.conversation_id == conversation_id)
+    if not include_superseded:
+        query = query.where(Message.status != SUPERSEDED)
+    if before_seq is not None:
+        query = query.where(Message.seq < before_seq)
+    rows = list((await session.execute(query.order_by(Message.seq.desc()).limit(limit + 1))).scalars().all())
+    has_more = len(rows) > limit
+    return list(reversed(rows[:limit])), has_more
+
+
+async def get_message(session: AsyncSession, conversation_id: str, message_id: str) -> Message | None:
+    result = await session.execute(
+        select(Message).where(Message.conversation_id == conversation_id, Message.id == message_id)
+    )
+    return result.scalar_one_or_none()
+
+
+async def get_message_by_id(session: AsyncSession, message_id: str) -> Message | None:
+    result = await session.execute(select(Message).where(Message.id == message_id))
+    return result.scalar_one_or_none()
+
+
+async def message_ids_in_state(session: AsyncSession, **where: str) -> list[str]:
+    query = select(Message.id)
+    for column, value in where.items():
+        query = query.where(getattr(Message, column) == value)
+    return list((await session.execute(query.order_by(Message.seq))).scalars().all())
+
+
+async def move_reply_state(session: AsyncSession, *, from_state: str, to_state: str, now_ms: int) -> int:
+    """Every user message whose turn is in `from_state` moves to `to_state`; how many."""
+    result = await session.execute(
+        update(Message).where(Message.reply_state == from_state).values(reply_state=to_state, updated_at_ms=now_ms)
+    )
+    return int(result.rowcount or 0)  # type: ignore[attr-defined]
+
+
+async def claim_extraction(session: AsyncSession, assistant_message_id: str, now_ms: int) -> bool:
+    """Flip the turn's extraction pending -> done, conditionally: of two runs of one job, one writes."""
+    claimed = await session.execute(
+        update(Message)
+        .where(Message.id == assistant_message_id, Message.extraction_state == EXTRACTION_PENDING)
+        .values(extraction_state=EXTRACTION_DONE, updated_at_ms=now_ms)
+    )
+    return (claimed.rowcount or 0) > 0  # type: ignore[attr-defined]
+
+
+async def live_messages_after(
+    session: AsyncSession, conversation_id: str, *, after_seq: int, limit: int
+) -> list[Message]:
+    """The newest `limit` live messages with seq > after_seq, oldest first."""
+    query = select(Message).where(
+        Message.conversation_id == conversation_id, Message.status != SUPERSEDED, Message.seq > after_seq
+    )
+    result = await session.execute(query.order_by(Message.seq.desc()).limit(limit))
+    return list(reversed(result.scalars().all()))
+
+
+async def last_live_seq(session: AsyncSession, conversation_id: str) -> int | None:
+    result = await session.execute(
+        select(func.max(Message.seq)).where(Message.conversation_id == conversation_id, Message.status != SUPERSEDED)
+    )
+    value = result.scalar_one_or_none()
+    return int(value) if value is not None else None

@@ -1,0 +1,52 @@
+"""How an upstream failure reaches the client: one mapping for the stream (aiohttp) and the SDK calls."""
+
+import aiohttp
+import openai
+
+from memchat.errors import UpstreamError
+
+
+class UpstreamStreamError(Exception):
+    """The upstream sent an error object or an unreadable frame in the middle of its stream."""
+
+
+# What a broken stream raises once its body is being read.
+STREAM_ERRORS: tuple[type[Exception], ...] = (aiohttp.ClientError, TimeoutError, UpstreamStreamError)
+
+# Statuses worth another try before any text exists.
+RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504})
+
+
+def status_error(status: int) -> UpstreamError:
+    if status == 429:
+        return UpstreamError(
+            "the language model is rate limited; try again shortly", status_code=503, code="upstream_rate_limited"
+        )
+    if status >= 500:
+        return UpstreamError(f"the language model failed (HTTP {status})", status_code=502, code="upstream_error")
+    return UpstreamError(
+        f"the language model refused the request (HTTP {status})", status_code=502, code="upstream_rejected"
+    )
+
+
+def timeout_error() -> UpstreamError:
+    return UpstreamError("the language model did not answer in time", status_code=504, code="upstream_timeout")
+
+
+def unreachable_error() -> UpstreamError:
+    return UpstreamError("the language model could not be reached", status_code=502, code="upstream_unreachable")
+
+
+def empty_reply_error() -> UpstreamError:
+    return UpstreamError("the language model returned no text", status_code=502, code="upstream_empty")
+
+
+def upstream_error(exc: Exception) -> UpstreamError:
+    """Map a stream or SDK failure to the error the client sees (never the upstream's raw body)."""
+    if isinstance(exc, TimeoutError | openai.APITimeoutError):
+        return timeout_error()
+    if isinstance(exc, aiohttp.ClientConnectorError | aiohttp.InvalidURL | openai.APIConnectionError):
+        return unreachable_error()
+    if isinstance(exc, openai.APIStatusError):
+        return status_error(exc.status_code)
+    return UpstreamError("the language model stream failed", status_code=502, code="upstream_error")

@@ -1,0 +1,79 @@
+"""The memory strategy, resolved once at start-up from the settings: what a turn reads, injects and extracts.
+
+The chat turn asks it three things: which memories to read inside commit point 1
+(`read_for_prompt`), which of them go into the prompt (`recall`), and whether extraction runs
+inline right after the reply is stored (the v1 rules) or in the background (`inline`).
+"""
+
+import asyncio
+import logging
+from dataclasses import dataclass
+from typing import Literal
+
+from sqlalchemy.engine import Connection
+
+from memchat.clock import now_ms
+from memchat.llm.client import LLMClient
+from memchat.memories import repository
+from memchat.memories.recall import RecallCandidate, rank_memories
+from memchat.memories.semantic import MemoryEmbeddings
+from memchat.memories.types import StoredMemory
+
+log = logging.getLogger("memchat.memories")
+
+Extractor = Literal["rules", "embeddings", "llm", "hybrid"]
+Recall = Literal["v1", "ranked"]
+
+
+@dataclass
+class MemoryPipeline:
+    extractor: Extractor = "rules"
+    recall_mode: Recall = "v1"
+    injection_limit: int = 10
+    recall_char_budget: int = 2000
+    recall_timeout_s: float = 1.0
+    llm_max_ops: int = 3
+    llm_context_memories: int = 5
+    max_memories: int = 1000
+    embeddings: MemoryEmbeddings | None = None
+    llm: LLMClient | None = None
+
+    @property
+    def inline(self) -> bool:
+        """Only the v1 rules run right after the turn's commit; every other strategy in the background."""
+        return self.extractor == "rules"
+
+    def read_for_prompt(self, conn: Connection, agent_id: str) -> list[StoredMemory]:
+        """Inside commit point 1. v1: the first `injection_limit`; ranked: all of them, ranked by `recall`."""
+        if self.recall_mode == "ranked":
+            return repository.active_memories_with_vectors(conn, agent_id)
+        return repository.memories_for_prompt(conn, agent_id, limit=self.injection_limit)
+
+    async def recall(self, user_text: str | None, active: list[StoredMemory]) -> list[StoredMemory]:
+        """The memories a turn injects. v1: the first `injection_limit` in v1 order (`active` is in it).
+
+        ranked: boundaries first, then importance, recency and similarity to the user's message,
+        within the limit and the character budget. Embedding the message is bounded by a timeout;
+        when it fails or times out similarity is left out, and with no embedder the v1 order stays.
+        """
+        embeddings = self.embeddings
+        if self.recall_mode != "ranked" or embeddings is None:
+            return active[: self.injection_limit]
+        similarities: list[float | None] = [None] * len(active)
+        with_vectors = [(i, v) for i, m in enumerate(active) if (v := m.vector(embeddings.model)) is not None]
+        if user_text and with_vectors:
+            try:
+                query = await asyncio.wait_for(embeddings.query(user_text), self.recall_timeout_s)
+                scores = embeddings.scores(query, [v for _, v in with_vectors])
+                for (i, _), score in zip(with_vectors, scores, strict=True):
+                    similarities[i] = float(score)
+            except Exception:
+                log.warning("embedding the user message for recall failed; ranking without similarity", exc_info=True)
+        candidates = [
+            RecallCandidate(i, m.type, m.importance, m.updated_at_ms, m.content, similarities[i])
+            for i, m in enumerate(active)
+        ]
+        ranked = rank_memories(
+            candidates, now_ms=now_ms(), limit=self.injection_limit, char_budget=self.recall_char_budget
+        )
+        return [active[c.index] for c in ranked]

@@ -1,0 +1,33 @@
+"""The two shapes a memory has in code: a draft (not stored yet) and a stored memory."""
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryDraft:
+    """A memory to add: from the rules, the embeddings classifier or an LLM's ADD.
+
+    `vector` is its embedding by the current embedder, when one is configured.
+    """
+
+    type: str
+    content: str
+    importance: int
+    vector: bytes | None = None
+
+
+@dataclass(slots=True)
+class StoredMemory:
+    """An active memory as a read saw it: what the prompt shows, recall ranks and extraction compares."""
+
+    id: str
+    type: str
+    content: str
+    importance: int
+    updated_at_ms: int = 0
+    embedding: bytes | None = None
+    embedding_model: str | None = None
+
+    def vector(self, model: str | None) -> bytes | None:
+        """The stored vector when it was made by `model` (the configured embedder), else None."""
+        return self.embedding if model is not None and self.embedding_model == model else None
