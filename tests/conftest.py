@@ -4,12 +4,15 @@ import asyncio
 import os
 import shutil
 import socket
+import sqlite3
 import uuid
 from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import asyncpg
 import httpx
 import pytest
 import uvicorn
@@ -108,6 +111,25 @@ def upstream(upstream_server: TestUpstream) -> Iterator[TestUpstream]:
 
 @pytest.fixture
 def settings(database_url: str, upstream: TestUpstream, tmp_path: Path) -> Settings:
+    return make_settings(database_url, upstream, tmp_path)
+
+
+@pytest.fixture
+def sqlite_url(sqlite_template: Path, tmp_path: Path) -> str:
+    """A migrated SQLite database of this test's own (for what only SQLite does)."""
+    path = tmp_path / "memchat.sqlite3"
+    shutil.copy(sqlite_template, path)
+    return f"sqlite+aiosqlite:///{path}"
+
+
+@pytest.fixture
+def postgres_url(postgres_database: str) -> str:
+    """The session's PostgreSQL database, emptied (for what only PostgreSQL does)."""
+    asyncio.run(_truncate_postgres(postgres_database))
+    return postgres_database
+
+
+def make_settings(database_url: str, upstream: TestUpstream, tmp_path: Path) -> Settings:
     return Settings(
         _env_file=None,  # type: ignore[call-arg]
         database_url=database_url,
@@ -156,15 +178,56 @@ async def start_server(app: FastAPI) -> tuple[uvicorn.Server, "asyncio.Task[None
     return server, task, f"http://127.0.0.1:{port}"
 
 
-@pytest.fixture
-async def running(settings: Settings) -> AsyncIterator[Running]:
-    """The app behind a real uvicorn on loopback (streams and disconnects behave as in production)."""
-    app = create_app(settings)
+@asynccontextmanager
+async def serve_app(settings: Settings, **overrides: Any) -> AsyncIterator[Running]:
+    """The app (with some settings changed, by flat name) behind a real uvicorn on loopback."""
+    app = create_app(settings.replace(**overrides) if overrides else settings)
     server, task, base_url = await start_server(app)
     async with httpx.AsyncClient(base_url=base_url, timeout=30) as client:
         yield Running(app=app, client=client, base_url=base_url)
     server.should_exit = True
     await task
+
+
+@pytest.fixture
+async def running(settings: Settings) -> AsyncIterator[Running]:
+    """The app behind a real uvicorn on loopback (streams and disconnects behave as in production)."""
+    async with serve_app(settings) as served:
+        yield served
+
+
+class WriteLock:
+    """Another connection holding the database's write lock (SQLite) or a table lock (PostgreSQL)."""
+
+    def __init__(self, database_url: str, table: str):
+        self._url = database_url
+        self._table = table
+        self._sqlite: sqlite3.Connection | None = None
+        self._postgres: asyncpg.Connection | None = None
+
+    async def acquire(self) -> "WriteLock":
+        if self._url.startswith("sqlite"):
+            self._sqlite = sqlite3.connect(self._url.split(":///", 1)[1], isolation_level=None)
+            self._sqlite.execute("BEGIN IMMEDIATE")
+        else:
+            self._postgres = await asyncpg.connect(self._url.replace("postgresql+asyncpg://", "postgresql://"))
+            await self._postgres.execute("BEGIN")
+            await self._postgres.execute(f'LOCK TABLE "{self._table}" IN EXCLUSIVE MODE')
+        return self
+
+    async def release(self) -> None:
+        if self._sqlite is not None:
+            self._sqlite.execute("ROLLBACK")
+            self._sqlite.close()
+            self._sqlite = None
+        if self._postgres is not None:
+            await self._postgres.execute("ROLLBACK")
+            await self._postgres.close()
+            self._postgres = None
+
+
+async def hold_write_lock(database_url: str, table: str = "messages") -> WriteLock:
+    return await WriteLock(database_url, table).acquire()
 
 
 # --- factories ---

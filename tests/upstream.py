@@ -40,6 +40,7 @@ class Reply:
     finish_reason: str | None = "stop"  # None: the stream ends with [DONE] but no finish_reason
     hold_after: int | None = None  # after this many deltas wait for release() (or 30 s)
     headers: dict[str, str] = field(default_factory=dict)
+    raw: bytes | None = None  # send exactly these bytes as the stream's body (malformed or oversized streams)
 
     def pieces(self) -> list[str]:
         if self.no_content:
@@ -141,6 +142,9 @@ class TestUpstream:
         return StreamingResponse(self._stream(reply, completion_id, model), media_type="text/event-stream")
 
     async def _stream(self, reply: Reply, completion_id: str, model: str) -> AsyncIterator[bytes]:
+        if reply.raw is not None:
+            yield reply.raw
+            return
         yield _chunk(completion_id, model, {"role": "assistant", "content": ""}, None)
         for index, piece in enumerate(reply.pieces()):
             if reply.cut_after is not None and index >= reply.cut_after:

@@ -1,5 +1,6 @@
 """create_app(settings) -> FastAPI: routers, the one error handler, the lifespan."""
 
+import asyncio
 import gc
 import logging
 from collections.abc import AsyncIterator
@@ -9,8 +10,7 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
-from sqlalchemy import text
-from sqlalchemy.exc import OperationalError
+from sqlalchemy.exc import DBAPIError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import JSONResponse
 
@@ -22,7 +22,8 @@ from memchat.chat.after_turn import recover_unfinished_turns
 from memchat.chat.router import router as chat_router
 from memchat.chat.services import ChatServices
 from memchat.conversations.router import router as conversations_router
-from memchat.db.engine import Database, create_database
+from memchat.db.engine import Database, ReadOnlyDatabase, create_database
+from memchat.db.errors import is_busy, is_unavailable
 from memchat.db.migrate import is_up_to_date, upgrade
 from memchat.errors import MemchatError
 from memchat.limits import BodySizeLimit
@@ -39,6 +40,9 @@ from memchat.throttle import LoginThrottle, RateLimiter
 from memchat.web import default_dist_dir, mount_console
 
 log = logging.getLogger("memchat")
+
+# /healthz: the longest it waits to take a write transaction
+HEALTH_WRITE_TIMEOUT_S = 2.0
 
 
 class Health(CamelModel):
@@ -77,10 +81,18 @@ def install_error_handlers(app: FastAPI) -> None:
         code = {404: "not_found", 405: "method_not_allowed", 401: "unauthorized"}.get(exc.status_code, "http_error")
         return _error(exc.status_code, code, str(exc.detail), getattr(exc, "headers", None))
 
-    @app.exception_handler(OperationalError)
-    async def _database_busy(_request: Request, exc: OperationalError) -> JSONResponse:
-        log.error("database unavailable: %s", exc.orig)
-        return _error(503, "database_unavailable", "the database is busy; try again", {"Retry-After": "1"})
+    @app.exception_handler(DBAPIError)
+    async def _database_error(_request: Request, exc: DBAPIError) -> JSONResponse:
+        if is_busy(exc):
+            log.warning("database busy: %s", exc.orig)
+            return _error(503, "database_busy", "the database is busy; try again", {"Retry-After": "1"})
+        if is_unavailable(exc):
+            log.error("database unavailable: %s", exc.orig)
+            return _error(
+                503, "database_unavailable", "the database cannot be reached; try again", {"Retry-After": "1"}
+            )
+        log.error("database error", exc_info=exc)
+        return _error(500, "internal_error", "internal server error")
 
     @app.exception_handler(Exception)
     async def _bug(_request: Request, exc: Exception) -> JSONResponse:
@@ -153,7 +165,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             local_model=local_server,
         )
         app.state.memchat = state
-        await recover_unfinished_turns(db, state.chat.memory)
+        try:
+            await recover_unfinished_turns(db, state.chat.memory)
+        except DBAPIError:
+            # A database that cannot be written now (read-only, locked) should not keep memchat
+            # from starting: /healthz says so, and recovery runs on the next start.
+            log.exception("recovering unfinished turns failed")
         if settings.http.gc_freeze_on_start:
             # What exists now lives as long as the process. Left in the cyclic GC, each full
             # collection walks its ~170,000 objects with the event loop stopped (≈ 115 ms here),
@@ -181,11 +198,16 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def healthz(request: Request) -> Any:
         state: AppState = request.app.state.memchat
         try:
-            async with state.db.read() as session:
-                await session.execute(text("SELECT 1"))
-        except Exception:
-            log.exception("health check: database unreachable")
-            return _error(503, "database_unavailable", "the database does not answer")
+            await asyncio.wait_for(state.db.check_writable(), HEALTH_WRITE_TIMEOUT_S)
+        except ReadOnlyDatabase:
+            return _error(503, "database_read_only", "the database accepts no writes")
+        except TimeoutError:
+            return _error(503, "database_busy", f"the database could not take a write in {HEALTH_WRITE_TIMEOUT_S:g} s")
+        except DBAPIError as exc:
+            if is_busy(exc):
+                return _error(503, "database_busy", "the database is locked by another writer")
+            log.error("health check: the database cannot be written", exc_info=exc)
+            return _error(503, "database_unavailable", "the database cannot be written")
         local = state.local_model
         llm = "remote" if local is None else f"local:{local.state}"
         return Health(status="ok", database="ok", llm=llm)

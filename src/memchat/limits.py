@@ -27,29 +27,29 @@ class BodySizeLimit:
                 # The server enforces Content-Length itself: nothing to count, nothing to wrap.
                 await self.app(scope, receive, send)
                 return
-        received = 0
-        started = False
-
-        async def limited_receive() -> Message:
-            nonlocal received
+        # No Content-Length (a chunked body): read it here, up to the cap, before the app parses
+        # anything, so that a body over the cap is a 413 like one with a Content-Length.
+        body = bytearray()
+        while True:
             message = await receive()
-            if message["type"] == "http.request":
-                received += len(message.get("body", b""))
-                if received > self.max_bytes:
-                    raise _BodyTooLarge
-            return message
-
-        async def tracking_send(message: Message) -> None:
-            nonlocal started
-            if message["type"] == "http.response.start":
-                started = True
-            await send(message)
-
-        try:
-            await self.app(scope, limited_receive, tracking_send)
-        except _BodyTooLarge:
-            if not started:
+            if message["type"] != "http.request":
+                return  # the client went away before the body was in
+            body += message.get("body", b"")
+            if len(body) > self.max_bytes:
                 await self._reject(send)
+                return
+            if not message.get("more_body", False):
+                break
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": bytes(body), "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)
 
     async def _reject(self, send: Send) -> None:
         await _reject(send, 413, "payload_too_large", f"the request body is larger than {self.max_bytes} bytes")
@@ -60,7 +60,3 @@ async def _reject(send: Send, status: int, code: str, message: str) -> None:
     headers: list[Any] = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
-
-
-class _BodyTooLarge(Exception):
-    pass

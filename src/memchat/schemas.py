@@ -6,11 +6,30 @@ from pydantic import BaseModel, ConfigDict, field_validator
 from pydantic.alias_generators import to_camel
 
 
+def reject_surrogates(value: Any) -> Any:
+    """A JSON string may escape half of a UTF-16 pair ("\\ud800"): no database can store that text."""
+    if isinstance(value, str):
+        if not value.isascii():
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                raise ValueError("must be valid Unicode: it contains a lone surrogate (\\ud800-\\udfff)") from None
+    elif isinstance(value, list | tuple):
+        for item in value:
+            reject_surrogates(item)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            reject_surrogates(key)
+            reject_surrogates(item)
+    return value
+
+
 def reject_nul(value: Any) -> Any:
-    """PostgreSQL cannot store or compare text with NUL; no field of ours has a use for one."""
+    """PostgreSQL cannot store or compare text with NUL; no field of ours has a use for one.
+    Nor for lone surrogates (reject_surrogates)."""
     if isinstance(value, str) and "\x00" in value:
         raise ValueError("must not contain NUL characters")
-    return value
+    return reject_surrogates(value)
 
 
 class CamelModel(BaseModel):

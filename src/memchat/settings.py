@@ -39,6 +39,9 @@ class DatabaseSettings(_Group):
     # connections all the time, each a TCP + auth handshake.
     pool_size: int = Field(default=20, ge=1)
     max_overflow: int = Field(default=20, ge=0)
+    lock_timeout_ms: int = Field(
+        default=5000, ge=1, description="PostgreSQL: how long a statement waits for a lock (SQLite: busy timeout)"
+    )
     migrate_on_start: bool = Field(
         default=False,
         validation_alias=_env("migrate_on_start", "migrate_on_start"),
@@ -67,6 +70,12 @@ class LLMSettings(_Group):
     max_tokens: int | None = None
     stop: list[str] | None = None
     temperature: float | None = None
+    reply_deadline_s: float = Field(
+        default=600.0, gt=0, description="the longest a reply may stream; then it is saved incomplete"
+    )
+    max_event_bytes: int = Field(
+        default=1_048_576, ge=1024, description="the largest server-sent event the upstream may send"
+    )
 
 
 class LocalModelSettings(_Group):
@@ -140,6 +149,16 @@ class LimitSettings(_Group):
     max_messages_per_request: int = Field(default=500, ge=1)
     max_profile_field_chars: int = Field(default=2_000, ge=1)
     max_memories_per_agent: int = Field(default=1_000, ge=1)
+    max_reply_chars: int = Field(default=32_000, ge=1, description="longer replies are cut here, stored incomplete")
+    max_history_message_chars: int = Field(
+        default=32_000, ge=1, description="each history message's share of the prompt"
+    )
+    save_deadline_s: float = Field(
+        default=30.0, gt=0, description="how long a stream waits for a busy database to store its reply"
+    )
+    save_background_s: float = Field(
+        default=600.0, ge=0, description="after that, how long the reply is still retried in the background"
+    )
     chat_rate_limit_per_minute: int = Field(default=60, ge=0, description="0 turns the limit off")
     chat_setup_concurrency: int = Field(
         default=8, ge=1, description="chat turns in setup (parsing, commit 1, prompt) at once; the rest queue"

@@ -29,12 +29,25 @@ async def test_signup_login_me(running: Running) -> None:
 
 
 async def test_duplicate_email_is_409(running: Running) -> None:
-    await signup(running.client, "dup@example.com")
+    await signup(running.client, "dup@example.com", password="password-1")
     response = await running.client.post(
         "/api/auth/signup", json={"email": "DUP@example.com", "password": "password-2"}
     )
     assert response.status_code == 409
     assert response.json()["error"]["code"] == "email_taken"
+
+
+async def test_signup_tells_only_that_an_email_is_taken(running: Running) -> None:
+    """What the README says sign-up reveals: that the email is registered, nothing else, and the
+    account is untouched."""
+    await signup(running.client, "taken@example.com", password="password-1")
+    response = await running.client.post(
+        "/api/auth/signup", json={"email": "taken@example.com", "password": "password-2", "displayName": "X"}
+    )
+    assert response.json() == {"error": {"code": "email_taken", "message": "an account with this email already exists"}}
+    login = {"email": "taken@example.com"}
+    assert (await running.client.post("/api/auth/login", json={**login, "password": "password-1"})).status_code == 200
+    assert (await running.client.post("/api/auth/login", json={**login, "password": "password-2"})).status_code == 401
 
 
 async def test_login_does_not_tell_unknown_email_from_wrong_password(running: Running) -> None:

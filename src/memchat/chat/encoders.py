@@ -9,21 +9,30 @@ from collections.abc import AsyncIterator
 from starlette.responses import PlainTextResponse, Response
 from starlette.types import Receive, Scope, Send
 
-from memchat.chat.events import TextDelta, TurnEvent
+from memchat.chat.events import TextDelta, TurnEvent, TurnFailed
 
 STREAM_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
 
+class StreamFailed(Exception):
+    """The turn failed after the response started: the body must not end as a success."""
+
+
 async def plain_text_chunks(batches: AsyncIterator[list[TurnEvent]]) -> AsyncIterator[bytes]:
-    """Each delta as soon as it is here; deltas that arrived together go out in one write."""
+    """Each delta as soon as it is here; deltas that arrived together go out in one write.
+
+    Plain text has no way to say "failed" but to end the body abnormally: on TurnFailed the
+    response stops without its final chunk, and the client sees a broken stream, not a reply.
+    """
     async for batch in batches:
-        if len(batch) == 1:
-            if isinstance(event := batch[0], TextDelta):
-                yield event.text.encode("utf-8")
+        if len(batch) == 1 and isinstance(event := batch[0], TextDelta):
+            yield event.text.encode("utf-8")
             continue
         text = "".join(event.text for event in batch if isinstance(event, TextDelta))
         if text:
             yield text.encode("utf-8")
+        if any(isinstance(event, TurnFailed) for event in batch):
+            raise StreamFailed
 
 
 def plain_text_stream(batches: AsyncIterator[list[TurnEvent]]) -> Response:
@@ -57,3 +66,5 @@ class StreamBody(Response):
             await send({"type": "http.response.body", "body": b"", "more_body": False})
         except OSError:
             pass  # the client is gone (ASGI 2.4 servers raise here); the relay still saves the turn
+        except StreamFailed:
+            pass  # returning with the body unfinished: the server closes the connection mid-body

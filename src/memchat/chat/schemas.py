@@ -2,10 +2,10 @@
 
 from typing import TYPE_CHECKING, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
+from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
-from memchat.schemas import optional_profile_fields, reject_nul
+from memchat.schemas import optional_profile_fields, reject_nul, reject_surrogates
 
 
 class UIPart(BaseModel):
@@ -15,6 +15,17 @@ class UIPart(BaseModel):
 
     type: str = Field(max_length=100)
     text: str | None = None
+
+    @field_validator("type", "text", mode="after")
+    @classmethod
+    def _valid_unicode(cls, value: str | None) -> str | None:
+        result: str | None = reject_surrogates(value)
+        return result
+
+    @model_validator(mode="after")
+    def _valid_unicode_extras(self) -> "UIPart":
+        reject_surrogates(self.model_extra)
+        return self
 
 
 class UIMessage(BaseModel):
@@ -30,6 +41,17 @@ class UIMessage(BaseModel):
     def _no_nul_id(cls, value: str | None) -> str | None:
         result: str | None = reject_nul(value)
         return result
+
+    @field_validator("content", mode="after")
+    @classmethod
+    def _valid_unicode(cls, value: str | None) -> str | None:
+        result: str | None = reject_surrogates(value)
+        return result
+
+    @model_validator(mode="after")
+    def _valid_unicode_extras(self) -> "UIMessage":
+        reject_surrogates(self.model_extra)
+        return self
 
     def text(self) -> str:
         texts = [part.text for part in self.parts if part.type == "text" and part.text]
@@ -51,6 +73,11 @@ class _ProfileOverride(BaseModel):
         if isinstance(value, int | float):
             return str(value)
         return value
+
+    @field_validator("*", mode="after")
+    @classmethod
+    def _valid_unicode(cls, value: object) -> object:
+        return reject_surrogates(value)
 
     def fields_set(self) -> dict[str, str]:
         return {k: v for k, v in self.model_dump(exclude_unset=True).items() if v is not None}

@@ -19,5 +19,6 @@ class ChatServices:
     limiter: RateLimiter
     limits: LimitSettings
     summary: SummarySettings
-    # Turns streaming right now, by user message id: a retried send gets 409 instead of a second turn.
-    live_turns: set[str] = field(default_factory=set)
+    # Turns streaming right now: user message id -> conversation id. A retried send gets 409
+    # instead of a second turn, and so does an edit while a turn of its conversation streams.
+    live_turns: dict[str, str] = field(default_factory=dict)

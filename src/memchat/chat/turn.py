@@ -77,11 +77,11 @@ async def prepare_turn(services: ChatServices, intent: TurnIntent) -> TurnContex
     message = side.message
     # Registered with no await since the commit: on SQLite a retry of this message queued behind
     # it on the writer lock sees it live and gets a 409.
-    services.live_turns.add(message.id)
+    services.live_turns[message.id] = side.conversation_id
     try:
         return await _build_turn(services, intent, side)
     except BaseException:
-        services.live_turns.discard(message.id)
+        services.live_turns.pop(message.id, None)
         raise
 
 
@@ -102,7 +102,9 @@ async def _build_turn(services: ChatServices, intent: TurnIntent, side: UserSide
         memories=memories,
         summary=side.summary,
         profile=_profile(side.agent, intent),
-        history=side.recent,
+        # a history message takes at most this much of the prompt (a huge stored reply would
+        # otherwise go upstream on every later turn)
+        history=[(role, text[: services.limits.max_history_message_chars]) for role, text in side.recent],
         latest_user_text=message.content,
     )
     return turn
@@ -141,4 +143,4 @@ async def _mark_failed(services: ChatServices, turn: TurnContext) -> None:
     try:
         await services.db.run_write(set_reply_state, turn.user_message_id, REPLY_FAILED, now_ms())
     finally:
-        services.live_turns.discard(turn.user_message_id)
+        services.live_turns.pop(turn.user_message_id, None)

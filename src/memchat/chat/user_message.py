@@ -5,7 +5,7 @@ an edit that replaces a stored one and what followed, or the last one again for 
 A retry whose reply is already stored returns that reply (StoredReply) and starts nothing.
 """
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from sqlalchemy.engine import Connection
@@ -50,10 +50,11 @@ class UserSide:
 
 
 ReadMemories = Callable[[Connection, str], list[StoredMemory]]
+LiveTurns = Mapping[str, str]  # user message id -> conversation id
 
 
 def store_user_side(
-    conn: Connection, intent: TurnIntent, live_turns: set[str], recent_limit: int, read_memories: ReadMemories
+    conn: Connection, intent: TurnIntent, live_turns: LiveTurns, recent_limit: int, read_memories: ReadMemories
 ) -> UserSide | StoredReply:
     """Steps 3-6 in one transaction: agent, conversation, user message, history, memories."""
     assert intent.agent_id is not None
@@ -80,7 +81,7 @@ def store_user_side(
 
 
 def _turn_message(
-    conn: Connection, live_turns: set[str], intent: TurnIntent, conversation_id: str, agent_id: str
+    conn: Connection, live_turns: LiveTurns, intent: TurnIntent, conversation_id: str, agent_id: str
 ) -> TurnMessage | StoredReply:
     """Step 4: the user message this turn answers."""
     if intent.kind == "regenerate":
@@ -95,6 +96,10 @@ def _turn_message(
             raise NotFound("the edited message was not found", code="message_not_found")
         if edited.content == intent.text:
             return _answer_again(conn, live_turns, edited)
+        if conversation_id in live_turns.values():
+            # The reply being streamed answers a message this edit replaces: it would land as an
+            # orphan after the edit. Edit once it is stored (or stopped).
+            raise Conflict("a reply in this conversation is still being written", code="turn_in_progress")
         messages.supersede_from(conn, conversation_id, edited.seq, now_ms())
     elif client_id:
         # A retried send: its client id is already a live message of this conversation.
@@ -103,6 +108,14 @@ def _turn_message(
             return inserted
         existing = messages.find_by_client_id(conn, conversation_id, client_id)
         if existing is not None and existing.role == "user":
+            if existing.content != intent.text:
+                # Like a payment API's idempotency key: the same key with another body is a
+                # mistake, never a replay of the first answer.
+                raise InvalidInput(
+                    "this message id (or Idempotency-Key) was already used for a different message; "
+                    "send a new message with a new id",
+                    code="message_id_reused",
+                )
             return _answer_again(conn, live_turns, existing)
         client_id = None  # the id is an assistant message's: a new message, without a client id
     message = _insert(conn, intent, conversation_id, agent_id, client_id, once=False)
@@ -110,7 +123,7 @@ def _turn_message(
     return message
 
 
-def _answer_again(conn: Connection, live_turns: set[str], message: AnyRow) -> TurnMessage | StoredReply:
+def _answer_again(conn: Connection, live_turns: LiveTurns, message: AnyRow) -> TurnMessage | StoredReply:
     """A retried send of a stored user message: 409 while streaming, the stored reply, or answer again."""
     if message.id in live_turns:
         raise Conflict("this message is still being answered", code="turn_in_progress")
@@ -121,7 +134,7 @@ def _answer_again(conn: Connection, live_turns: set[str], message: AnyRow) -> Tu
     return TurnMessage(message.id, message.seq, message.content)
 
 
-def _regenerate_target(conn: Connection, live_turns: set[str], conversation_id: str) -> TurnMessage:
+def _regenerate_target(conn: Connection, live_turns: LiveTurns, conversation_id: str) -> TurnMessage:
     """The last assistant reply is superseded; the turn answers its user message again."""
     last_assistant = messages.last_live_message(conn, conversation_id, "assistant")
     last_user = messages.last_live_message(conn, conversation_id, "user")

@@ -111,6 +111,11 @@ class Database:
         async with self.write_engine.begin() as connection:
             return await connection.run_sync(work, *args, **kwargs)
 
+    async def check_writable(self) -> None:
+        """Take a write transaction and give it back: raises when the database cannot be written
+        now (locked past the busy timeout, read-only, unreachable)."""
+        await self.run_write(_probe_write)
+
     @asynccontextmanager
     async def read(self) -> AsyncIterator[AsyncSession]:
         async with self.read_sessions() as session, session.begin():
@@ -121,6 +126,17 @@ class Database:
         if self.sqlite_engine is not None and self.sqlite_thread is not None:
             await asyncio.get_running_loop().run_in_executor(self.sqlite_thread, self.sqlite_engine.dispose)
             self.sqlite_thread.shutdown(wait=True)
+
+
+class ReadOnlyDatabase(Exception):
+    """The database accepts no writes (a read-only transaction default, a standby)."""
+
+
+def _probe_write(conn: Connection) -> None:
+    if conn.dialect.name == "postgresql":
+        read_only = conn.exec_driver_sql("SHOW transaction_read_only").scalar()
+        if read_only == "on" or conn.exec_driver_sql("SELECT pg_is_in_recovery()").scalar():
+            raise ReadOnlyDatabase("the database is read-only")
 
 
 def _sync_sqlite_url(url: URL) -> URL | None:
@@ -138,6 +154,9 @@ def create_database(config: DatabaseSettings, **engine_kwargs: Any) -> Database:
     kwargs: dict[str, Any] = {"pool_pre_ping": not is_sqlite}
     if not is_sqlite:
         kwargs.update(pool_size=config.pool_size, max_overflow=config.max_overflow)
+        # A statement waits at most this long for a lock, then fails as busy (503), as SQLite's
+        # busy timeout does; without it a held lock stalls requests and saves indefinitely.
+        kwargs["connect_args"] = {"server_settings": {"lock_timeout": str(config.lock_timeout_ms)}}
     kwargs.update(engine_kwargs)
     engine = create_async_engine(url, **kwargs)
     sqlite_engine = sqlite_thread = None

@@ -22,7 +22,14 @@ from memchat.llm.errors import (
     status_error,
     upstream_error,
 )
-from memchat.llm.stream import OpenedReply, SSEChatStream, discard, post_stream, retry_after_s
+from memchat.llm.stream import (
+    DEFAULT_MAX_EVENT_BYTES,
+    OpenedReply,
+    SSEChatStream,
+    discard,
+    post_stream,
+    retry_after_s,
+)
 
 log = logging.getLogger("memchat.llm")
 
@@ -45,6 +52,8 @@ class LLMClient:
         stop: list[str] | None = None,
         temperature: float | None = None,
         resolve_base_url: BaseUrlResolver | None = None,
+        reply_deadline_s: float = 600.0,
+        max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES,
     ):
         if base_url is None and resolve_base_url is None:
             raise ValueError("an upstream base URL or a resolver for one is required")
@@ -61,6 +70,8 @@ class LLMClient:
         self._stop = stop
         self._temperature = temperature
         self._client: AsyncOpenAI | None = None
+        self._reply_deadline_s = reply_deadline_s
+        self._max_event_bytes = max_event_bytes
 
     async def _url(self) -> str:
         if self._base_url is None:
@@ -120,6 +131,7 @@ class LLMClient:
         backoff (or the upstream's Retry-After). Nothing retries once text exists: the client
         would see it twice.
         """
+        deadline = asyncio.get_running_loop().time() + self._reply_deadline_s
         for attempt in range(self._max_retries + 1):
             retry_after = 0.0
             try:
@@ -134,12 +146,12 @@ class LLMClient:
                         raise failure
                     retry_after = retry_after_s(response)
                 else:
-                    stream = SSEChatStream(response)
+                    stream = SSEChatStream(response, self._max_event_bytes)
                     deltas = aiter(stream.deltas())
                     try:
                         async for first in deltas:
                             if first:
-                                return OpenedReply(stream, deltas, first)
+                                return OpenedReply(stream, deltas, first, deadline)
                         failure = empty_reply_error()
                     except STREAM_ERRORS as exc:
                         failure = upstream_error(exc)

@@ -10,6 +10,14 @@ class UpstreamStreamError(Exception):
     """The upstream sent an error object or an unreadable frame in the middle of its stream."""
 
 
+class UpstreamEventTooLarge(UpstreamStreamError):
+    """One server-sent event grew past the limit without ending."""
+
+    def __init__(self, limit: int):
+        super().__init__(f"an upstream event is larger than {limit} bytes")
+        self.limit = limit
+
+
 # What a broken stream raises once its body is being read.
 STREAM_ERRORS: tuple[type[Exception], ...] = (aiohttp.ClientError, TimeoutError, UpstreamStreamError)
 
@@ -49,4 +57,10 @@ def upstream_error(exc: Exception) -> UpstreamError:
         return unreachable_error()
     if isinstance(exc, openai.APIStatusError):
         return status_error(exc.status_code)
+    if isinstance(exc, UpstreamEventTooLarge):
+        return UpstreamError(
+            f"the language model sent an event larger than {exc.limit} bytes",
+            status_code=502,
+            code="upstream_event_too_large",
+        )
     return UpstreamError("the language model stream failed", status_code=502, code="upstream_error")

@@ -23,6 +23,8 @@ def build_llm(llm: LLMSettings, local_model: LocalModelSettings) -> tuple[LLMCli
         "read_timeout_s": llm.read_timeout_s,
         "max_retries": llm.max_retries,
         "temperature": llm.temperature,
+        "reply_deadline_s": llm.reply_deadline_s,
+        "max_event_bytes": llm.max_event_bytes,
     }
     if llm.base_url:
         return (

@@ -12,28 +12,47 @@ from dataclasses import dataclass
 import aiohttp
 import orjson
 
-from memchat.llm.errors import UpstreamStreamError
+from memchat.llm.errors import UpstreamEventTooLarge, UpstreamStreamError
+
+DEFAULT_MAX_EVENT_BYTES = 1_048_576
 
 
-async def sse_data(chunks: AsyncIterable[bytes]) -> AsyncIterator[bytes]:
+async def sse_data(
+    chunks: AsyncIterable[bytes], max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES
+) -> AsyncIterator[bytes]:
     """The `data` of each server-sent event (its data lines joined by newlines); other fields ignored.
 
     Reads whatever bytes have arrived and splits out every complete event at once: a reply that
-    comes in a burst costs one read, not two line reads per event.
+    comes in a burst costs one read, not two line reads per event. Linear in the bytes read: line
+    ends are unified per chunk and each search starts where the last one stopped. An event larger
+    than `max_event_bytes` raises UpstreamEventTooLarge.
     """
-    pending = b""
+    pending = bytearray()
+    searched = 0  # pending[:searched] holds no event boundary
+    carried_cr = False  # the previous chunk ended with CR: maybe the first half of a CRLF
     async for chunk in chunks:
+        if carried_cr:
+            chunk = b"\r" + chunk
+        carried_cr = chunk.endswith(b"\r")
+        if carried_cr:
+            chunk = chunk[:-1]
+        if b"\r" in chunk:
+            chunk = chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
         pending += chunk
-        if b"\r" in pending:
-            # CRLF or CR line ends; a CR at the very end may be the first half of a CRLF
-            keep = pending.endswith(b"\r")
-            body = pending[:-1] if keep else pending
-            pending = body.replace(b"\r\n", b"\n").replace(b"\r", b"\n") + (b"\r" if keep else b"")
-        *events, pending = pending.split(b"\n\n")
-        for event in events:
-            if (data := _event_data(event)) is not None:
+        start = 0
+        position = max(searched - 1, 0)  # a boundary may straddle the old end and the new chunk
+        while (end := pending.find(b"\n\n", position)) != -1:
+            if (data := _event_data(bytes(pending[start:end]))) is not None:
                 yield data
-    if pending.strip() and (data := _event_data(pending.rstrip(b"\r\n"))) is not None:
+            start = position = end + 2
+        if start:
+            del pending[:start]
+        searched = len(pending)
+        if len(pending) > max_event_bytes:
+            raise UpstreamEventTooLarge(max_event_bytes)
+    if carried_cr:
+        pending += b"\n"
+    if pending.strip() and (data := _event_data(bytes(pending).rstrip(b"\r\n"))) is not None:
         yield data
 
 
@@ -51,12 +70,13 @@ def _event_data(event: bytes) -> bytes | None:
 class SSEChatStream:
     """Text deltas of one streamed completion; `finish_reason` is set once the stream ended properly."""
 
-    def __init__(self, response: aiohttp.ClientResponse):
+    def __init__(self, response: aiohttp.ClientResponse, max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES):
         self._response = response
+        self._max_event_bytes = max_event_bytes
         self.finish_reason: str | None = None
 
     async def deltas(self) -> AsyncIterator[str]:
-        async for data in sse_data(self._response.content.iter_any()):
+        async for data in sse_data(self._response.content.iter_any(), self._max_event_bytes):
             if data == b"[DONE]":
                 return
             try:
@@ -86,6 +106,7 @@ class OpenedReply:
     stream: SSEChatStream
     deltas: AsyncIterator[str]
     first: str
+    deadline: float  # event-loop time by which the reply must have ended (memchat.chat.relay stops it)
 
 
 async def post_stream(

@@ -1,0 +1,107 @@
+"""Database errors as a client sees them: busy is a 503 to retry, a bug is a 500 that says nothing internal,
+and /healthz tells when the database cannot be written."""
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import asyncpg
+
+from memchat.settings import Settings
+from tests.conftest import POSTGRES_URL, auth, create_agent, hold_write_lock, make_settings, serve_app, signup
+from tests.upstream import TestUpstream
+
+BUSY = {"sqlite_busy_timeout_ms": 100, "database_lock_timeout_ms": 100}
+
+
+async def test_a_write_that_waits_past_the_lock_timeout_is_503_busy(settings: Settings, database_url: str) -> None:
+    async with serve_app(settings, **BUSY) as running:
+        token = await signup(running.client)
+        agent = await create_agent(running.client, token)
+        lock = await hold_write_lock(database_url, table="agents")
+        try:
+            response = await running.client.patch(
+                f"/api/agents/{agent['id']}", json={"name": "新名字"}, headers=auth(token), timeout=10
+            )
+        finally:
+            await lock.release()
+        assert response.status_code == 503
+        assert response.json()["error"]["code"] == "database_busy"
+        assert response.headers["retry-after"] == "1"
+        after = await running.client.get(f"/api/agents/{agent['id']}", headers=auth(token))
+        assert after.json()["name"] == agent["name"]
+
+
+@asynccontextmanager
+async def memory_events_renamed(running_db_url: str) -> AsyncIterator[None]:
+    """A schema that no longer matches the code: the history table is missing."""
+
+    async def rename(old: str, new: str) -> None:
+        if running_db_url.startswith("sqlite"):
+            import sqlite3
+
+            with sqlite3.connect(running_db_url.split(":///", 1)[1]) as conn:
+                conn.execute(f"ALTER TABLE {old} RENAME TO {new}")
+        else:
+            conn = await asyncpg.connect(running_db_url.replace("postgresql+asyncpg://", "postgresql://"))
+            try:
+                await conn.execute(f"ALTER TABLE {old} RENAME TO {new}")
+            finally:
+                await conn.close()
+
+    await rename("memory_events", "memory_events_gone")
+    try:
+        yield
+    finally:
+        await rename("memory_events_gone", "memory_events")
+
+
+async def test_a_database_error_that_is_not_busy_is_a_500_with_nothing_internal(
+    settings: Settings, database_url: str
+) -> None:
+    async with serve_app(settings) as running:
+        token = await signup(running.client)
+        agent = await create_agent(running.client, token)
+        async with memory_events_renamed(database_url):
+            response = await running.client.post(
+                f"/api/agents/{agent['id']}/memories",
+                json={"type": "preference", "content": "喜欢猫", "importance": 3},
+                headers=auth(token),
+            )
+        assert response.status_code == 500
+        assert response.json() == {"error": {"code": "internal_error", "message": "internal server error"}}
+        listed = await running.client.get(f"/api/agents/{agent['id']}/memories", headers=auth(token))
+        assert listed.json()["memories"] == []  # nothing half-written
+
+
+async def test_healthz_says_when_sqlite_is_locked_for_writes(
+    sqlite_url: str, upstream: TestUpstream, tmp_path: Path
+) -> None:
+    settings = make_settings(sqlite_url, upstream, tmp_path)
+    async with serve_app(settings, **BUSY) as running:
+        assert (await running.client.get("/healthz")).status_code == 200
+        lock = await hold_write_lock(sqlite_url)
+        try:
+            response = await running.client.get("/healthz")
+        finally:
+            await lock.release()
+        assert response.status_code == 503
+        assert response.json()["error"]["code"] == "database_busy"
+        assert (await running.client.get("/healthz")).status_code == 200
+
+
+async def test_healthz_says_when_postgresql_accepts_no_writes(
+    postgres_url: str, upstream: TestUpstream, tmp_path: Path
+) -> None:
+    settings = make_settings(postgres_url, upstream, tmp_path)
+    name = postgres_url.rpartition("/")[2]
+    admin = await asyncpg.connect(POSTGRES_URL.replace("postgresql+asyncpg://", "postgresql://"))
+    try:
+        await admin.execute(f'ALTER DATABASE "{name}" SET default_transaction_read_only = on')
+        async with serve_app(settings) as running:
+            response = await running.client.get("/healthz")
+            assert response.status_code == 503
+            assert response.json()["error"]["code"] == "database_read_only"
+    finally:
+        await admin.execute(f'ALTER DATABASE "{name}" RESET default_transaction_read_only')
+        await admin.close()
