@@ -8,29 +8,30 @@ from pydantic.alias_generators import to_camel
 from memchat.schemas import optional_profile_fields, reject_nul, reject_surrogates
 
 
-class UIPart(BaseModel):
-    """A UIMessage part. Only text parts are read; step-start, reasoning, files... are accepted and ignored."""
+class _OpenModel(BaseModel):
+    """A model that keeps fields it does not know; every string in it, known or not, must be valid Unicode."""
 
     model_config = ConfigDict(extra="allow")
 
-    type: str = Field(max_length=100)
-    text: str | None = None
-
-    @field_validator("type", "text", mode="after")
+    @field_validator("*", mode="after")
     @classmethod
-    def _valid_unicode(cls, value: str | None) -> str | None:
-        result: str | None = reject_surrogates(value)
-        return result
+    def _valid_unicode(cls, value: object) -> object:
+        return reject_surrogates(value)
 
     @model_validator(mode="after")
-    def _valid_unicode_extras(self) -> "UIPart":
+    def _valid_unicode_extras(self) -> "_OpenModel":
         reject_surrogates(self.model_extra)
         return self
 
 
-class UIMessage(BaseModel):
-    model_config = ConfigDict(extra="allow")
+class UIPart(_OpenModel):
+    """A UIMessage part. Only text parts are read; step-start, reasoning, files... are accepted and ignored."""
 
+    type: str = Field(max_length=100)
+    text: str | None = None
+
+
+class UIMessage(_OpenModel):
     id: str | None = Field(default=None, max_length=200)
     role: Literal["system", "user", "assistant"]
     parts: list[UIPart] = Field(default_factory=list)
@@ -41,17 +42,6 @@ class UIMessage(BaseModel):
     def _no_nul_id(cls, value: str | None) -> str | None:
         result: str | None = reject_nul(value)
         return result
-
-    @field_validator("content", mode="after")
-    @classmethod
-    def _valid_unicode(cls, value: str | None) -> str | None:
-        result: str | None = reject_surrogates(value)
-        return result
-
-    @model_validator(mode="after")
-    def _valid_unicode_extras(self) -> "UIMessage":
-        reject_surrogates(self.model_extra)
-        return self
 
     def text(self) -> str:
         texts = [part.text for part in self.parts if part.type == "text" and part.text]
