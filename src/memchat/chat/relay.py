@@ -19,8 +19,11 @@ from memchat.chat.context import TurnContext
 from memchat.chat.events import MemorySaved, TextDelta, TurnEvent, TurnFailed, TurnFinished
 from memchat.chat.save import SavedReply, save_assistant_turn
 from memchat.chat.services import ChatServices
+from memchat.clock import now_ms
+from memchat.conversations.messages import set_reply_state
 from memchat.llm.errors import STREAM_ERRORS
 from memchat.llm.stream import OpenedReply
+from memchat.models.message import REPLY_FAILED
 
 log = logging.getLogger("memchat.turn")
 
@@ -104,6 +107,7 @@ class TurnRelay:
                 saved = await self._save(completed, state, limits.save_background_s)
                 if saved is NOT_STORED:
                     log.error("the reply to message %s could not be stored; it is lost", turn.user_message_id)
+                    await self._mark_failed()
                     return
         except Exception:
             self._queue.put_nowait(TurnFailed("save_failed", "the reply could not be stored"))
@@ -117,6 +121,16 @@ class TurnRelay:
             if memory_ids:
                 self._queue.put_nowait(MemorySaved(tuple(memory_ids)))
         self._queue.put_nowait(TurnFinished(completed, saved.id if saved is not None else None))
+
+    async def _mark_failed(self) -> None:
+        """The turn is over without a reply: a retry of its message answers it again. Should the
+        database still refuse, start-up recovery marks it interrupted."""
+        if self._turn.user_message_id is None:
+            return
+        try:
+            await self._services.db.run_write(set_reply_state, self._turn.user_message_id, REPLY_FAILED, now_ms())
+        except DBAPIError:
+            log.warning("marking message %s failed did not work either", self._turn.user_message_id)
 
     async def _save(self, completed: bool, extraction_state: str, within_s: float) -> SavedReply | None | _NotStored:
         """Commit point 2, retried while the database is busy or unreachable, for at most `within_s`."""
