@@ -144,7 +144,8 @@ async def turn_transaction_costs(folder: str) -> None:
     from memchat.chat.intent import read_intent
     from memchat.chat.schemas import ChatRequest
     from memchat.chat.turn import prepare_turn
-    from memchat.chat.user_message import store_user_side
+    from memchat.chat.user_message import TurnClaim, store_user_side
+    from memchat.clock import now_ms
     from memchat.conversations.repository import agents
     from memchat.db.engine import create_database
     from memchat.db.migrate import upgrade
@@ -194,14 +195,16 @@ async def turn_transaction_costs(folder: str) -> None:
     async def empty_transaction() -> None:
         await db.run_write(lambda conn: None)
 
+    def claim() -> TurnClaim:
+        now = now_ms()
+        return TurnClaim(services.instance_id, now + 15_000, now)
+
     async def commit_one() -> None:
         limit = services.limits.recent_message_limit
-        await db.run_write(store_user_side, intent(), services.live_turns, limit, services.memory.read_for_prompt)
-        services.live_turns.clear()
+        await db.run_write(store_user_side, intent(), claim(), limit, services.memory.read_for_prompt)
 
     async def whole_prepare() -> None:
         await prepare_turn(services, intent())
-        services.live_turns.clear()
 
     await _time_async("run_write: thread hop + BEGIN IMMEDIATE + COMMIT", empty_transaction, 500)
     await _time_async("run_write(store_user_side): commit point 1", commit_one, 500)

@@ -224,7 +224,7 @@ def install_probe_routes(app: Any) -> None:
 
     async def idle(request: Request) -> Response:
         state = request.app.state.memchat
-        return JSONResponse(len(state.background) == 0 and not state.chat.live_turns)
+        return JSONResponse(len(state.background) == 0)  # relays are background tasks
 
     # In front of the console's catch-all GET route.
     app.router.routes[0:0] = [

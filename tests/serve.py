@@ -83,6 +83,8 @@ async def server(database_url: str, upstream: TestUpstream, tmp_path: Path) -> A
         "MEMCHAT_JWT_SECRET": "subprocess-test-secret-0123456789abcdef",
         "MEMCHAT_DATA_DIR": str(tmp_path / "data"),
         "MEMCHAT_CHAT_RATE_LIMIT_PER_MINUTE": "0",
+        # a killed instance's turns are found interrupted within this (tests need not wait 15 s)
+        "MEMCHAT_TURN_LEASE_S": "2",
     }
     running = Server(env, free_port(), tmp_path / "server.log")
     await running.start()

@@ -18,7 +18,7 @@ from memchat.agents.router import router as agents_router
 from memchat.auth.router import router as auth_router
 from memchat.background import BackgroundTasks
 from memchat.chat.admission import TurnAdmission
-from memchat.chat.after_turn import recover_unfinished_turns
+from memchat.chat.after_turn import recover_unfinished_turns, watch_leases
 from memchat.chat.router import router as chat_router
 from memchat.chat.services import ChatServices
 from memchat.conversations.router import router as conversations_router
@@ -171,6 +171,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             # A database that cannot be written now (read-only, locked) should not keep memchat
             # from starting: /healthz says so, and recovery runs on the next start.
             log.exception("recovering unfinished turns failed")
+        leases = asyncio.create_task(watch_leases(db, settings.limits.turn_lease_s), name="watch-leases")
         if settings.http.gc_freeze_on_start:
             # What exists now lives as long as the process. Left in the cyclic GC, each full
             # collection walks its ~170,000 objects with the event loop stopped (≈ 115 ms here),
@@ -180,6 +181,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         try:
             yield
         finally:
+            leases.cancel()
             await state.background.drain()
             await state.chat.llm.aclose()
             if local_server is not None:

@@ -153,6 +153,12 @@ class LimitSettings(_Group):
     max_history_message_chars: int = Field(
         default=32_000, ge=1, description="each history message's share of the prompt"
     )
+    turn_lease_s: float = Field(
+        default=15.0,
+        gt=0,
+        description="a turn in progress is held this long and renewed while it streams; an instance that dies "
+        "leaves its turns to be marked interrupted when the lease runs out",
+    )
     save_deadline_s: float = Field(
         default=30.0, gt=0, description="how long a stream waits for a busy database to store its reply"
     )

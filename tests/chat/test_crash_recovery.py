@@ -1,15 +1,29 @@
 """kill -9 of a real `memchat serve` in the middle of a stream: nothing the user sent is lost."""
 
+import asyncio
+
 import httpx
 from sqlalchemy import select, update
 
-from memchat.db.engine import create_database
+from memchat.db.engine import Database, create_database
 from memchat.models import Conversation, Memory, Message
 from memchat.settings import Settings
 from tests.conftest import auth, chat_body, create_agent, signup
 from tests.invariants import assert_invariants
 from tests.serve import Server
 from tests.upstream import Reply, TestUpstream
+
+
+async def reply_state_once_settled(db: Database, content: str, within_s: float = 20.0) -> str | None:
+    """The turn's reply state as soon as it is no longer pending (or still pending after `within_s`)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + within_s
+    while True:
+        async with db.read() as session:
+            state = (await session.execute(select(Message.reply_state).where(Message.content == content))).scalar_one()
+        if state != "pending" or loop.time() > deadline:
+            return state
+        await asyncio.sleep(0.1)
 
 
 async def test_kill_mid_stream_then_restart(server: Server, database_url: str, upstream: TestUpstream) -> None:
@@ -38,9 +52,8 @@ async def test_kill_mid_stream_then_restart(server: Server, database_url: str, u
         assert sorted(user_messages) == ["我喜欢海边", "最后一句话"]
 
     await server.start()
-    async with db.read() as session:
-        left = (await session.execute(select(Message).where(Message.content == "最后一句话"))).scalar_one()
-        assert left.reply_state == "interrupted"
+    # the killed instance's lease runs out and an instance that is alive marks the turn interrupted
+    assert await reply_state_once_settled(db, "最后一句话") == "interrupted"
     async with httpx.AsyncClient(base_url=server.url, timeout=30) as client:
         history = (await client.get(f"/api/agents/{agent['id']}/messages", headers=auth(token))).json()["messages"]
         assert [(m["role"], m["parts"][0]["text"]) for m in history] == [

@@ -6,6 +6,7 @@ safe to run twice: every other extraction strategy, vectors for memories stored 
 the LLM summary when it is due. Each step logs its own failure and never stops the next.
 """
 
+import asyncio
 import logging
 
 from memchat.chat.llm_summary import summarize_safely
@@ -17,7 +18,7 @@ from memchat.db.engine import Database
 from memchat.memories.extraction import backfill_vectors, extract_safely, run_extraction
 from memchat.memories.pipeline import MemoryPipeline
 from memchat.memories.rules import extract_candidate_memories
-from memchat.models.message import EXTRACTION_DONE, EXTRACTION_PENDING, REPLY_INTERRUPTED, REPLY_PENDING
+from memchat.models.message import EXTRACTION_DONE, EXTRACTION_PENDING
 
 log = logging.getLogger("memchat.after_turn")
 
@@ -70,15 +71,31 @@ async def run_after_turn(services: ChatServices, saved: SavedReply, *, extract: 
         )
 
 
+async def interrupt_expired_turns(db: Database) -> int:
+    """Turns whose lease ran out become interrupted: their instance died (or lost the database).
+    Any instance may do this, at any time: a live lease is never touched."""
+    async with db.write() as session:
+        return await messages.interrupt_expired_turns(session, now_ms())
+
+
+async def watch_leases(db: Database, every_s: float) -> None:
+    """Runs for the life of the process: interrupted turns of dead instances are found within a lease."""
+    while True:
+        await asyncio.sleep(every_s)
+        try:
+            if count := await interrupt_expired_turns(db):
+                log.info("%d turns whose lease ran out marked interrupted", count)
+        except Exception:
+            log.exception("looking for expired turn leases failed")
+
+
 async def recover_unfinished_turns(db: Database, memory: MemoryPipeline) -> tuple[int, int]:
-    """At start-up: mark turns a dead process left streaming, run extraction it never ran.
+    """At start-up: mark turns whose lease ran out, run extraction a dead process never ran.
+    Other instances' live turns are left alone.
 
     Returns (interrupted turns marked, extractions run).
     """
-    async with db.write() as session:
-        interrupted = await messages.move_reply_state(
-            session, from_state=REPLY_PENDING, to_state=REPLY_INTERRUPTED, now_ms=now_ms()
-        )
+    interrupted = await interrupt_expired_turns(db)
     async with db.read() as session:
         pending = await messages.message_ids_in_state(session, extraction_state=EXTRACTION_PENDING)
     for message_id in pending:

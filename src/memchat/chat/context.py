@@ -13,6 +13,7 @@ class TurnContext:
     # The user message this turn answers (inserted now, or the one a regenerate/retry answers again).
     user_message_id: str | None
     user_text: str | None
-    previous_summary: str | None
     recent: list[tuple[str, str]] = field(default_factory=list)
     prompt: list[ChatMessage] = field(default_factory=list)
+    # the instance that owns the turn: commit point 2 stores the reply only while it still does
+    owner: str | None = None

@@ -20,7 +20,7 @@ from memchat.chat.events import MemorySaved, TextDelta, TurnEvent, TurnFailed, T
 from memchat.chat.save import SavedReply, save_assistant_turn
 from memchat.chat.services import ChatServices
 from memchat.clock import now_ms
-from memchat.conversations.messages import set_reply_state
+from memchat.conversations.messages import finish_turn, renew_lease
 from memchat.llm.errors import STREAM_ERRORS
 from memchat.llm.stream import OpenedReply
 from memchat.models.message import REPLY_FAILED
@@ -52,11 +52,33 @@ class TurnRelay:
         self._queue.put_nowait(TextDelta(first))
 
     async def run(self) -> None:
+        lease = asyncio.create_task(self._keep_lease(), name=f"lease-{self._turn.user_message_id}")
         try:
             completed = await self._relay()
             await self._finish(completed)
         finally:
+            lease.cancel()
             self._queue.put_nowait(None)
+
+    async def _keep_lease(self) -> None:
+        """Renew the turn's lease while this instance streams and stores it, so that no other
+        instance takes it for interrupted. Ends when the relay does (it is cancelled)."""
+        turn, services = self._turn, self._services
+        if turn.user_message_id is None or turn.owner is None:
+            return
+        lease_ms = int(services.limits.turn_lease_s * 1000)
+        while True:
+            await asyncio.sleep(services.limits.turn_lease_s / 3)
+            try:
+                held = await services.db.run_write(
+                    renew_lease, turn.user_message_id, owner=turn.owner, until_ms=now_ms() + lease_ms
+                )
+            except DBAPIError:
+                log.warning("renewing the lease of message %s failed", turn.user_message_id)
+                continue
+            if not held:
+                log.warning("message %s was taken over by another instance", turn.user_message_id)
+                return
 
     async def _relay(self) -> bool:
         """Read the upstream to its end, the reply deadline or the size cap; True when it ended properly."""
@@ -112,9 +134,6 @@ class TurnRelay:
         except Exception:
             self._queue.put_nowait(TurnFailed("save_failed", "the reply could not be stored"))
             raise
-        finally:
-            if turn.user_message_id is not None:
-                services.live_turns.pop(turn.user_message_id, None)
         assert not isinstance(saved, _NotStored)
         if saved is not None:
             memory_ids = await after_saved(services, saved, extraction_state=state)
@@ -125,10 +144,13 @@ class TurnRelay:
     async def _mark_failed(self) -> None:
         """The turn is over without a reply: a retry of its message answers it again. Should the
         database still refuse, start-up recovery marks it interrupted."""
-        if self._turn.user_message_id is None:
+        turn = self._turn
+        if turn.user_message_id is None or turn.owner is None:
             return
         try:
-            await self._services.db.run_write(set_reply_state, self._turn.user_message_id, REPLY_FAILED, now_ms())
+            await self._services.db.run_write(
+                finish_turn, turn.user_message_id, owner=turn.owner, reply_state=REPLY_FAILED, now_ms=now_ms()
+            )
         except DBAPIError:
             log.warning("marking message %s failed did not work either", self._turn.user_message_id)
 

@@ -36,11 +36,14 @@ def save_assistant_turn(
     """
     message = normalize(assistant_text)
     now = now_ms()
+    if turn.user_message_id is not None and turn.owner is not None:
+        state = REPLY_DONE if turn.agent_id and turn.conversation_id and message else REPLY_FAILED
+        if not messages.finish_turn(conn, turn.user_message_id, owner=turn.owner, reply_state=state, now_ms=now):
+            # Another instance took this turn over after its lease ran out: its reply counts.
+            return None
     if turn.agent_id is None or turn.conversation_id is None or message is None:
         if turn.agent_id is not None and message is not None:
             set_latest_message(conn, agent_id=turn.agent_id, text=message, now_ms=now)
-        if turn.user_message_id is not None:
-            messages.set_reply_state(conn, turn.user_message_id, REPLY_FAILED, now)
         return None
 
     values = messages.message_values(
@@ -56,9 +59,10 @@ def save_assistant_turn(
     )
     messages.insert_message(conn, values)
     reply = SavedReply(id=values["id"], agent_id=turn.agent_id, conversation_id=turn.conversation_id)
-    summary = build_conversation_summary(turn.previous_summary, turn.recent, turn.user_text, message)
+    # What the summary rolls on is what is stored now: the same as commit point 1 read when no
+    # other turn of the conversation ended meanwhile, and with their lines when one did.
+    previous = conversations.summary_for_update(conn, turn.conversation_id)
+    summary = build_conversation_summary(previous, turn.recent, turn.user_text, message)
     conversations.bump_with_summary(conn, turn.conversation_id, summary=summary, now_ms=now)
     set_latest_message(conn, agent_id=turn.agent_id, text=message, now_ms=now)
-    if turn.user_message_id is not None:
-        messages.set_reply_state(conn, turn.user_message_id, REPLY_DONE, now)
     return reply

@@ -1,5 +1,8 @@
 """What the chat turn works with, built once at start-up (memchat.app) and handed to each turn."""
 
+import os
+import socket
+import uuid
 from dataclasses import dataclass, field
 
 from memchat.background import BackgroundTasks
@@ -19,6 +22,5 @@ class ChatServices:
     limiter: RateLimiter
     limits: LimitSettings
     summary: SummarySettings
-    # Turns streaming right now: user message id -> conversation id. A retried send gets 409
-    # instead of a second turn, and so does an edit while a turn of its conversation streams.
-    live_turns: dict[str, str] = field(default_factory=dict)
+    # This process, as the owner of the turns it answers (messages.turn_owner).
+    instance_id: str = field(default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}")

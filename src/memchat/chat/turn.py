@@ -24,9 +24,9 @@ from memchat.chat.prompt import PromptProfile, build_prompt_messages
 from memchat.chat.relay import TurnRelay
 from memchat.chat.schemas import ChatRequest
 from memchat.chat.services import ChatServices
-from memchat.chat.user_message import StoredReply, UserSide, store_user_side
+from memchat.chat.user_message import StoredReply, TurnClaim, UserSide, store_user_side
 from memchat.clock import now_ms
-from memchat.conversations.messages import set_reply_state
+from memchat.conversations.messages import finish_turn
 from memchat.db.engine import AnyRow
 from memchat.errors import InvalidInput, TooManyRequests, Unauthorized
 from memchat.models.message import REPLY_FAILED
@@ -65,23 +65,17 @@ async def prepare_turn(services: ChatServices, intent: TurnIntent) -> TurnContex
     """Everything up to the LLM call; with an agent, committed in one transaction (commit point 1)."""
     if intent.agent_id is None:
         return await _compat_turn(services, intent)
+    now = now_ms()
+    claim = TurnClaim(services.instance_id, now + int(services.limits.turn_lease_s * 1000), now)
     side = await services.db.run_write(
-        store_user_side,
-        intent,
-        services.live_turns,
-        services.limits.recent_message_limit,
-        services.memory.read_for_prompt,
+        store_user_side, intent, claim, services.limits.recent_message_limit, services.memory.read_for_prompt
     )
     if isinstance(side, StoredReply):
         return side
-    message = side.message
-    # Registered with no await since the commit: on SQLite a retry of this message queued behind
-    # it on the writer lock sees it live and gets a 409.
-    services.live_turns[message.id] = side.conversation_id
     try:
         return await _build_turn(services, intent, side)
     except BaseException:
-        services.live_turns.pop(message.id, None)
+        await _end_turn(services, side.message.id, REPLY_FAILED)
         raise
 
 
@@ -94,8 +88,8 @@ async def _build_turn(services: ChatServices, intent: TurnIntent, side: UserSide
         conversation_id=side.conversation_id,
         user_message_id=message.id,
         user_text=message.content,
-        previous_summary=side.summary,
         recent=side.recent,
+        owner=services.instance_id,
     )
     turn.prompt = build_prompt_messages(
         default_prompt=side.agent.default_prompt,
@@ -117,7 +111,7 @@ async def _compat_turn(services: ChatServices, intent: TurnIntent) -> TurnContex
             raise Unauthorized("invalid token", code="invalid_token")
     if intent.kind == "regenerate" and not intent.has_user_message:
         raise InvalidInput("the request has no user message", code="no_user_message")
-    turn = TurnContext(intent.user_id, None, None, None, intent.text, None, recent=[])
+    turn = TurnContext(intent.user_id, None, None, None, intent.text, recent=[])
     turn.prompt = build_prompt_messages(
         default_prompt=None,
         memories=[],
@@ -138,9 +132,12 @@ def _profile(agent: AnyRow | None, intent: TurnIntent) -> PromptProfile | None:
 
 
 async def _mark_failed(services: ChatServices, turn: TurnContext) -> None:
-    if turn.user_message_id is None:
-        return
-    try:
-        await services.db.run_write(set_reply_state, turn.user_message_id, REPLY_FAILED, now_ms())
-    finally:
-        services.live_turns.pop(turn.user_message_id, None)
+    if turn.user_message_id is not None:
+        await _end_turn(services, turn.user_message_id, REPLY_FAILED)
+
+
+async def _end_turn(services: ChatServices, message_id: str, reply_state: str) -> None:
+    """The turn is over without a reply: a retry of its message answers it again."""
+    await services.db.run_write(
+        finish_turn, message_id, owner=services.instance_id, reply_state=reply_state, now_ms=now_ms()
+    )

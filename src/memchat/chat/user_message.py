@@ -5,7 +5,7 @@ an edit that replaces a stored one and what followed, or the last one again for 
 A retry whose reply is already stored returns that reply (StoredReply) and starts nothing.
 """
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from sqlalchemy.engine import Connection
@@ -50,11 +50,19 @@ class UserSide:
 
 
 ReadMemories = Callable[[Connection, str], list[StoredMemory]]
-LiveTurns = Mapping[str, str]  # user message id -> conversation id
+
+
+@dataclass(frozen=True)
+class TurnClaim:
+    """Who answers the turn (this instance) and until when its lease holds, unless renewed."""
+
+    owner: str
+    until_ms: int
+    now_ms: int
 
 
 def store_user_side(
-    conn: Connection, intent: TurnIntent, live_turns: LiveTurns, recent_limit: int, read_memories: ReadMemories
+    conn: Connection, intent: TurnIntent, claim: TurnClaim, recent_limit: int, read_memories: ReadMemories
 ) -> UserSide | StoredReply:
     """Steps 3-6 in one transaction: agent, conversation, user message, history, memories."""
     assert intent.agent_id is not None
@@ -73,7 +81,7 @@ def store_user_side(
             conn, user_id=intent.user_id, agent_id=found.id, now_ms=now_ms()
         )
         conversation_id, summary = created.id, created.summary
-    message = _turn_message(conn, live_turns, intent, conversation_id, found.id)
+    message = _turn_message(conn, claim, intent, conversation_id, found.id)
     if isinstance(message, StoredReply):
         return message
     recent = messages.recent_messages(conn, conversation_id, limit=recent_limit, before_seq=message.seq)
@@ -81,11 +89,11 @@ def store_user_side(
 
 
 def _turn_message(
-    conn: Connection, live_turns: LiveTurns, intent: TurnIntent, conversation_id: str, agent_id: str
+    conn: Connection, claim: TurnClaim, intent: TurnIntent, conversation_id: str, agent_id: str
 ) -> TurnMessage | StoredReply:
     """Step 4: the user message this turn answers."""
     if intent.kind == "regenerate":
-        return _regenerate_target(conn, live_turns, conversation_id)
+        return _regenerate_target(conn, claim, conversation_id)
     assert intent.text is not None
     client_id = intent.client_id
     if intent.edited_id is not None:
@@ -95,15 +103,15 @@ def _turn_message(
         if edited is None or edited.role != "user":
             raise NotFound("the edited message was not found", code="message_not_found")
         if edited.content == intent.text:
-            return _answer_again(conn, live_turns, edited)
-        if conversation_id in live_turns.values():
+            return _answer_again(conn, claim, edited)
+        if messages.live_turn_in_conversation(conn, conversation_id, claim.now_ms):
             # The reply being streamed answers a message this edit replaces: it would land as an
             # orphan after the edit. Edit once it is stored (or stopped).
             raise Conflict("a reply in this conversation is still being written", code="turn_in_progress")
         messages.supersede_from(conn, conversation_id, edited.seq, now_ms())
     elif client_id:
         # A retried send: its client id is already a live message of this conversation.
-        inserted = _insert(conn, intent, conversation_id, agent_id, client_id, once=True)
+        inserted = _insert(conn, intent, claim, conversation_id, agent_id, client_id, once=True)
         if inserted is not None:
             return inserted
         existing = messages.find_by_client_id(conn, conversation_id, client_id)
@@ -116,43 +124,55 @@ def _turn_message(
                     "send a new message with a new id",
                     code="message_id_reused",
                 )
-            return _answer_again(conn, live_turns, existing)
+            return _answer_again(conn, claim, existing)
         client_id = None  # the id is an assistant message's: a new message, without a client id
-    message = _insert(conn, intent, conversation_id, agent_id, client_id, once=False)
+    message = _insert(conn, intent, claim, conversation_id, agent_id, client_id, once=False)
     assert message is not None
     return message
 
 
-def _answer_again(conn: Connection, live_turns: LiveTurns, message: AnyRow) -> TurnMessage | StoredReply:
-    """A retried send of a stored user message: 409 while streaming, the stored reply, or answer again."""
-    if message.id in live_turns:
+def _answer_again(conn: Connection, claim: TurnClaim, message: AnyRow) -> TurnMessage | StoredReply:
+    """A retried send of a stored user message: 409 while any instance answers it, the stored reply,
+    or this instance answers it again (the claim decides between two that try at once)."""
+    if messages.turn_is_live(message, claim.now_ms):
         raise Conflict("this message is still being answered", code="turn_in_progress")
     reply = messages.reply_text(conn, message.id)
     if reply is not None:
         return StoredReply(reply)
-    messages.set_reply_state(conn, message.id, REPLY_PENDING, now_ms())
+    _claim(conn, claim, message.id, "this message is still being answered")
     return TurnMessage(message.id, message.seq, message.content)
 
 
-def _regenerate_target(conn: Connection, live_turns: LiveTurns, conversation_id: str) -> TurnMessage:
+def _claim(conn: Connection, claim: TurnClaim, message_id: str, busy: str) -> None:
+    if not messages.claim_turn(conn, message_id, owner=claim.owner, until_ms=claim.until_ms, now_ms=claim.now_ms):
+        raise Conflict(busy, code="turn_in_progress")
+
+
+def _regenerate_target(conn: Connection, claim: TurnClaim, conversation_id: str) -> TurnMessage:
     """The last assistant reply is superseded; the turn answers its user message again."""
     last_assistant = messages.last_live_message(conn, conversation_id, "assistant")
     last_user = messages.last_live_message(conn, conversation_id, "user")
     if last_user is None:
         raise InvalidInput("there is nothing to regenerate", code="nothing_to_regenerate")
-    if last_user.id in live_turns:
-        raise Conflict("the last message is still being answered", code="turn_in_progress")
+    _claim(conn, claim, last_user.id, "the last message is still being answered")
     if last_assistant is not None and last_assistant.seq > last_user.seq:
         messages.supersede_from(conn, conversation_id, last_assistant.seq, now_ms())
     return TurnMessage(last_user.id, last_user.seq, last_user.content)
 
 
 def _insert(
-    conn: Connection, intent: TurnIntent, conversation_id: str, agent_id: str, client_id: str | None, *, once: bool
+    conn: Connection,
+    intent: TurnIntent,
+    claim: TurnClaim,
+    conversation_id: str,
+    agent_id: str,
+    client_id: str | None,
+    *,
+    once: bool,
 ) -> TurnMessage | None:
     """The new user message and the conversation's count; with `once`, None if the client id is known."""
     assert intent.text is not None
-    now = now_ms()
+    now = claim.now_ms
     values = messages.message_values(
         conversation_id=conversation_id,
         user_id=intent.user_id,
@@ -162,6 +182,8 @@ def _insert(
         now_ms=now,
         client_message_id=client_id,
         reply_state=REPLY_PENDING,
+        turn_owner=claim.owner,
+        turn_lease_until_ms=claim.until_ms,
     )
     seq = messages.insert_message_once(conn, values) if once else messages.insert_message(conn, values)
     if seq is None:

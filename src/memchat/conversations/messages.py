@@ -14,7 +14,14 @@ from memchat.conversations.repository import bump_conversation
 from memchat.db.engine import AnyRow, dialect_insert
 from memchat.models import Message
 from memchat.models.base import new_id
-from memchat.models.message import COMPLETED, EXTRACTION_DONE, EXTRACTION_PENDING, SUPERSEDED
+from memchat.models.message import (
+    COMPLETED,
+    EXTRACTION_DONE,
+    EXTRACTION_PENDING,
+    REPLY_INTERRUPTED,
+    REPLY_PENDING,
+    SUPERSEDED,
+)
 
 messages = cast(Table, Message.__table__)
 
@@ -33,6 +40,8 @@ def message_values(
     reply_to_id: str | None = None,
     reply_state: str | None = None,
     extraction_state: str | None = None,
+    turn_owner: str | None = None,
+    turn_lease_until_ms: int | None = None,
 ) -> dict[str, Any]:
     """A message row: every column but seq (the database numbers messages)."""
     return {
@@ -47,6 +56,8 @@ def message_values(
         "reply_to_id": reply_to_id,
         "reply_state": reply_state,
         "extraction_state": extraction_state,
+        "turn_owner": turn_owner,
+        "turn_lease_until_ms": turn_lease_until_ms,
         "created_at_ms": now_ms,
         "updated_at_ms": now_ms,
     }
@@ -54,7 +65,14 @@ def message_values(
 
 # --- the chat turn's statements (sync Connection, inside Database.run_write) ---
 
-_MESSAGE_COLUMNS = (messages.c.id, messages.c.seq, messages.c.role, messages.c.content)
+_MESSAGE_COLUMNS = (
+    messages.c.id,
+    messages.c.seq,
+    messages.c.role,
+    messages.c.content,
+    messages.c.reply_state,
+    messages.c.turn_lease_until_ms,
+)
 _BY_CLIENT_ID = select(*_MESSAGE_COLUMNS).where(
     messages.c.conversation_id == bindparam("conversation_id"),
     messages.c.status != SUPERSEDED,
@@ -187,15 +205,72 @@ def supersede_from(conn: Connection, conversation_id: str, from_seq: int, now_ms
     return superseded
 
 
-_SET_REPLY_STATE = (
+# --- turn ownership: a turn in progress is a user message with reply_state pending, its owner and a lease ---
+
+
+def turn_is_live(message: AnyRow, now_ms: int) -> bool:
+    """A row from find_by_client_id or last_live_message: is its turn being answered right now?"""
+    lease = message.turn_lease_until_ms
+    return bool(message.reply_state == REPLY_PENDING and lease is not None and lease > now_ms)
+
+
+_LEASE_IS_LIVE = (
+    (messages.c.reply_state == REPLY_PENDING)
+    & messages.c.turn_lease_until_ms.is_not(None)
+    & (messages.c.turn_lease_until_ms > bindparam("now"))
+)
+_CLAIM = (
     update(messages)
-    .where(messages.c.id == bindparam("message_id"))
-    .values(reply_state=bindparam("new_state"), updated_at_ms=bindparam("now"))
+    .where(messages.c.id == bindparam("message_id"), ~_LEASE_IS_LIVE)
+    .values(
+        reply_state=REPLY_PENDING,
+        turn_owner=bindparam("owner"),
+        turn_lease_until_ms=bindparam("until"),
+        updated_at_ms=bindparam("now"),
+    )
 )
 
 
-def set_reply_state(conn: Connection, message_id: str, reply_state: str, now_ms: int) -> None:
-    conn.execute(_SET_REPLY_STATE, {"message_id": message_id, "new_state": reply_state, "now": now_ms})
+def claim_turn(conn: Connection, message_id: str, *, owner: str, until_ms: int, now_ms: int) -> bool:
+    """Take the turn of a stored user message, unless another live lease holds it. The database
+    decides: of two claims at once, one updates the row and the other finds the lease live."""
+    params = {"message_id": message_id, "owner": owner, "until": until_ms, "now": now_ms}
+    return (conn.execute(_CLAIM, params).rowcount or 0) == 1
+
+
+_LIVE_IN_CONVERSATION = select(messages.c.id).where(
+    messages.c.conversation_id == bindparam("conversation_id"), messages.c.role == "user", _LEASE_IS_LIVE
+)
+
+
+def live_turn_in_conversation(conn: Connection, conversation_id: str, now_ms: int) -> bool:
+    return conn.execute(_LIVE_IN_CONVERSATION, {"conversation_id": conversation_id, "now": now_ms}).first() is not None
+
+
+_OWNED = (
+    (messages.c.id == bindparam("message_id"))
+    & (messages.c.turn_owner == bindparam("owner"))
+    & messages.c.reply_state.in_((REPLY_PENDING, REPLY_INTERRUPTED))
+)
+_RENEW = update(messages).where(_OWNED).values(turn_lease_until_ms=bindparam("until"))
+_FINISH = (
+    update(messages)
+    .where(_OWNED)
+    .values(reply_state=bindparam("new_state"), turn_lease_until_ms=None, updated_at_ms=bindparam("now"))
+)
+
+
+def renew_lease(conn: Connection, message_id: str, *, owner: str, until_ms: int) -> bool:
+    """Extend the lease of a turn this instance still owns; False when it was taken over."""
+    return (conn.execute(_RENEW, {"message_id": message_id, "owner": owner, "until": until_ms}).rowcount or 0) == 1
+
+
+def finish_turn(conn: Connection, message_id: str, *, owner: str, reply_state: str, now_ms: int) -> bool:
+    """End a turn this instance owns (done, failed). False when another instance has taken it over
+    since: then this instance's reply must not be stored. An expired lease that nobody took over
+    (marked interrupted meanwhile) still belongs to its owner."""
+    params = {"message_id": message_id, "owner": owner, "new_state": reply_state, "now": now_ms}
+    return (conn.execute(_FINISH, params).rowcount or 0) == 1
 
 
 # --- async helpers: REST routes and background jobs ---
@@ -233,10 +308,16 @@ async def message_ids_in_state(session: AsyncSession, **where: str) -> list[str]
     return list((await session.execute(query.order_by(Message.seq))).scalars().all())
 
 
-async def move_reply_state(session: AsyncSession, *, from_state: str, to_state: str, now_ms: int) -> int:
-    """Every user message whose turn is in `from_state` moves to `to_state`; how many."""
+async def interrupt_expired_turns(session: AsyncSession, now_ms: int) -> int:
+    """Turns whose lease ran out (their instance died or lost the database) become interrupted; how many.
+
+    A turn without a lease was left by a version before leases, or by a crash: expired too.
+    """
+    lease = Message.turn_lease_until_ms
     result = await session.execute(
-        update(Message).where(Message.reply_state == from_state).values(reply_state=to_state, updated_at_ms=now_ms)
+        update(Message)
+        .where(Message.reply_state == REPLY_PENDING, lease.is_(None) | (lease <= now_ms))
+        .values(reply_state=REPLY_INTERRUPTED, updated_at_ms=now_ms)
     )
     return int(result.rowcount or 0)  # type: ignore[attr-defined]
 

@@ -102,6 +102,22 @@ def bump_conversation(conn: Connection, conversation_id: str, *, count_delta: in
     conn.execute(statement, {"conversation_id": conversation_id, "delta": count_delta, "now": now_ms})
 
 
+# FOR NO KEY UPDATE (PostgreSQL): turns inserting messages of this conversation (a foreign-key
+# share lock) go on; a plain FOR UPDATE waits for them while they wait to bump the count: deadlock.
+_SUMMARY_FOR_UPDATE = (
+    select(conversations.c.summary)
+    .where(conversations.c.id == bindparam("conversation_id"))
+    .with_for_update(key_share=True)
+)
+
+
+def summary_for_update(conn: Connection, conversation_id: str) -> str | None:
+    """The stored summary, the row locked until commit (PostgreSQL; SQLite has one writer anyway): a turn
+    rolls its summary on what concurrent turns committed, never over it."""
+    value = conn.execute(_SUMMARY_FOR_UPDATE, {"conversation_id": conversation_id}).scalar_one_or_none()
+    return None if value is None else str(value)
+
+
 def bump_with_summary(conn: Connection, conversation_id: str, *, summary: str, now_ms: int) -> None:
     params = {"conversation_id": conversation_id, "delta": 1, "now": now_ms, "new_summary": summary}
     conn.execute(_BUMP_WITH_SUMMARY, params)

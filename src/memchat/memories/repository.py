@@ -14,7 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from memchat.db.engine import dialect_insert
 from memchat.memories.types import StoredMemory
-from memchat.models import Memory, MemoryEvent
+from memchat.models import Agent, Memory, MemoryEvent
 from memchat.models.base import new_id
 from memchat.models.memory import ACTIVE
 
@@ -79,7 +79,10 @@ async def list_memories(
 
 
 async def has_room(session: AsyncSession, agent_id: str, cap: int) -> bool:
-    """Whether the agent has fewer than `cap` active memories."""
+    """Whether the agent has fewer than `cap` active memories. Locks the agent's row until the
+    transaction ends (PostgreSQL; SQLite has one writer anyway), so that concurrent additions
+    count one after the other and the cap holds."""
+    await session.execute(select(Agent.id).where(Agent.id == agent_id).with_for_update(key_share=True))
     result = await session.execute(select(func.count()).where(Memory.agent_id == agent_id, Memory.status == ACTIVE))
     return int(result.scalar_one()) < cap
 

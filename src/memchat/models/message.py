@@ -41,5 +41,8 @@ class Message(Base):
     reply_to_id: Mapped[str | None] = mapped_column(String(36))
     reply_state: Mapped[str | None] = mapped_column(String(16))
     extraction_state: Mapped[str | None] = mapped_column(String(16))
+    # A turn in progress (reply_state pending): the instance answering it and when its lease ends.
+    turn_owner: Mapped[str | None] = mapped_column(String(64))
+    turn_lease_until_ms: Mapped[int | None] = mapped_column(BigInteger)
     created_at_ms: Mapped[int] = mapped_column(BigInteger)
     updated_at_ms: Mapped[int] = mapped_column(BigInteger)
