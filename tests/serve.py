@@ -23,8 +23,9 @@ def free_port() -> int:
 
 
 class Server:
-    def __init__(self, env: dict[str, str], port: int, log: Path):
+    def __init__(self, env: dict[str, str], port: int, log: Path, args: tuple[str, ...] = ()):
         self.env = env
+        self.args = args
         self.port = port
         self.log = log
         self.process: subprocess.Popen[bytes] | None = None
@@ -41,6 +42,7 @@ class Server:
                 "--no-migrate",
                 "--log-level",
                 "warning",
+                *self.args,
             ],
             env=self.env,
             stdout=self.log.open("ab"),

@@ -2,7 +2,10 @@
 
 import asyncio
 import os
+import subprocess
+import sys
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import httpx
@@ -17,9 +20,10 @@ from tests.serve import Server, free_port
 from tests.upstream import Reply, TestUpstream
 
 
-@pytest.fixture
-async def instances(postgres_url: str, upstream: TestUpstream, tmp_path: Path) -> AsyncIterator[list[Server]]:
-    env = {
+@asynccontextmanager
+async def started(postgres_url: str, upstream: TestUpstream, tmp_path: Path, **env: str) -> AsyncIterator[list[Server]]:
+    """Two `memchat serve` processes on one PostgreSQL database."""
+    base = {
         **os.environ,
         "MEMCHAT_DATABASE_URL": postgres_url,
         "MEMCHAT_LLM_BASE_URL": upstream.base_url,
@@ -29,12 +33,20 @@ async def instances(postgres_url: str, upstream: TestUpstream, tmp_path: Path) -
         "MEMCHAT_CHAT_RATE_LIMIT_PER_MINUTE": "0",
         "MEMCHAT_TURN_LEASE_S": "2",
     }
-    servers = [Server(env, free_port(), tmp_path / f"server-{name}.log") for name in "ab"]
-    for server in servers:
-        await server.start()
-    yield servers
-    for server in servers:
-        server.stop()
+    servers = [Server({**base, **env}, free_port(), tmp_path / f"server-{name}.log") for name in "ab"]
+    try:
+        for server in servers:
+            await server.start()
+        yield servers
+    finally:
+        for server in servers:
+            server.stop()
+
+
+@pytest.fixture
+async def instances(postgres_url: str, upstream: TestUpstream, tmp_path: Path) -> AsyncIterator[list[Server]]:
+    async with started(postgres_url, upstream, tmp_path) as servers:
+        yield servers
 
 
 @pytest.fixture
@@ -149,3 +161,92 @@ async def first_user(server: Server) -> tuple[str, dict[str, object]]:
     async with httpx.AsyncClient(base_url=server.url, timeout=30) as bound:
         token = await signup(bound)
         return token, await create_agent(bound, token)
+
+
+REDIS = {"MEMCHAT_REDIS_URL": "redis://127.0.0.1:6379/0"}
+
+
+async def test_the_chat_rate_limit_holds_across_instances_with_redis(
+    postgres_url: str, upstream: TestUpstream, tmp_path: Path
+) -> None:
+    async with started(postgres_url, upstream, tmp_path, **REDIS, MEMCHAT_CHAT_RATE_LIMIT_PER_MINUTE="5") as servers:
+        token, agent = await first_user(servers[0])
+        async with httpx.AsyncClient(timeout=30) as client:
+            statuses = []
+            for i in range(12):  # round robin, as a load balancer would
+                server = servers[i % 2]
+                response = await client.post(
+                    f"{server.url}/api/chat", json=chat_body(agent["id"], f"第{i}句"), headers=auth(token)
+                )
+                statuses.append(response.status_code)
+    assert statuses.count(200) == 5
+    assert statuses.count(429) == 7
+
+
+async def test_the_login_throttle_holds_across_instances_with_redis(
+    postgres_url: str, upstream: TestUpstream, tmp_path: Path
+) -> None:
+    async with started(postgres_url, upstream, tmp_path, **REDIS) as servers:
+        email = f"guess-{os.urandom(4).hex()}@example.com"
+        async with httpx.AsyncClient(base_url=servers[0].url, timeout=30) as bound:
+            await signup(bound, email, password="the-right-one")
+        async with httpx.AsyncClient(timeout=30) as client:
+            statuses = []
+            for i in range(10):
+                response = await client.post(
+                    f"{servers[i % 2].url}/api/auth/login", json={"email": email, "password": f"wrong-{i}"}
+                )
+                statuses.append(response.status_code)
+    assert statuses[:5] == [401] * 5  # five free attempts in all, not five per instance
+    assert statuses[5:] == [429] * 5
+
+
+def _serve_workers(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "memchat", "serve", "--workers", "2", "--port", str(free_port())],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_several_workers_are_refused_on_sqlite_and_without_redis(
+    sqlite_url: str, postgres_url: str, tmp_path: Path
+) -> None:
+    base = {**os.environ, "MEMCHAT_DATA_DIR": str(tmp_path), "MEMCHAT_LLM_BASE_URL": "http://127.0.0.1:9/v1"}
+    on_sqlite = _serve_workers({**base, "MEMCHAT_DATABASE_URL": sqlite_url})
+    assert on_sqlite.returncode == 2
+    assert "SQLite has one writer" in on_sqlite.stderr
+    without_redis = _serve_workers({**base, "MEMCHAT_DATABASE_URL": postgres_url})
+    assert without_redis.returncode == 2
+    assert "MEMCHAT_REDIS_URL" in without_redis.stderr
+
+
+async def test_two_workers_on_postgresql_with_redis_answer_and_store_every_turn(
+    postgres_url: str, upstream: TestUpstream, tmp_path: Path, db: Database
+) -> None:
+    env = {
+        **os.environ,
+        **REDIS,
+        "MEMCHAT_DATABASE_URL": postgres_url,
+        "MEMCHAT_LLM_BASE_URL": upstream.base_url,
+        "MEMCHAT_LLM_MAX_RETRIES": "0",
+        "MEMCHAT_JWT_SECRET": "subprocess-test-secret-0123456789abcdef",
+        "MEMCHAT_DATA_DIR": str(tmp_path / "data"),
+        "MEMCHAT_CHAT_RATE_LIMIT_PER_MINUTE": "0",
+    }
+    server = Server(env, free_port(), tmp_path / "workers.log", args=("--workers", "2"))
+    await server.start()
+    try:
+        token, agent = await first_user(server)
+        upstream.script(*(Reply(text=f"回答{i}") for i in range(6)))
+        for i in range(6):  # a new connection each time: the workers share the socket
+            async with httpx.AsyncClient(timeout=30) as client:
+                response = await client.post(
+                    f"{server.url}/api/chat", json=chat_body(agent["id"], f"问题{i}"), headers=auth(token)
+                )
+            assert response.text == f"回答{i}"
+    finally:
+        server.stop()
+    assert await live(db) == [item for i in range(6) for item in (("user", f"问题{i}"), ("assistant", f"回答{i}"))]

@@ -10,6 +10,8 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
+from redis.asyncio import Redis
+from redis.asyncio import from_url as redis_from_url
 from sqlalchemy.exc import DBAPIError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import JSONResponse
@@ -35,6 +37,7 @@ from memchat.memories.semantic import MemoryEmbeddings, build_memory_embeddings
 from memchat.schemas import CamelModel
 from memchat.security import TokenCodec, resolve_jwt_secret
 from memchat.settings import Settings
+from memchat.shared_limits import RedisLoginThrottle, RedisRateLimiter
 from memchat.state import AppState
 from memchat.throttle import LoginThrottle, RateLimiter
 from memchat.web import default_dist_dir, mount_console
@@ -106,8 +109,10 @@ def build_chat_services(
     llm: LLMClient,
     embeddings: MemoryEmbeddings | None,
     background: BackgroundTasks,
+    shared: Redis | None = None,
 ) -> ChatServices:
     """The chat turn's parts, the memory strategy resolved once from the settings."""
+    per_minute = settings.limits.chat_rate_limit_per_minute
     memory = MemoryPipeline(
         extractor=settings.memory.extractor,
         recall_mode=settings.memory.recall,
@@ -125,7 +130,7 @@ def build_chat_services(
         llm=llm,
         memory=memory,
         background=background,
-        limiter=RateLimiter(settings.limits.chat_rate_limit_per_minute),
+        limiter=RedisRateLimiter(shared, per_minute) if shared is not None else RateLimiter(per_minute),
         limits=settings.limits,
         summary=settings.summary,
     )
@@ -151,6 +156,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         if embeddings is not None:
             await embeddings.prepare()  # fits the extractor once, not on the first turn
         background = BackgroundTasks()
+        shared = redis_from_url(settings.database.redis_url) if settings.database.redis_url else None
+        if shared is not None:
+            await shared.ping()  # a wrong URL fails the start, not the first login
         state = AppState(
             settings=settings,
             db=db,
@@ -159,9 +167,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 settings.auth.ttl_s,
                 settings.auth.algorithm,
             ),
-            login_throttle=LoginThrottle(),
+            login_throttle=RedisLoginThrottle(shared) if shared is not None else LoginThrottle(),
             background=background,
-            chat=build_chat_services(settings, db, llm, embeddings, background),
+            chat=build_chat_services(settings, db, llm, embeddings, background, shared),
             local_model=local_server,
         )
         app.state.memchat = state
@@ -187,6 +195,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             if local_server is not None:
                 local_server.stop()
             await db.dispose()
+            if shared is not None:
+                await shared.aclose()
 
     app = FastAPI(
         title="memchat",

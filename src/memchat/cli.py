@@ -3,6 +3,7 @@
 import asyncio
 import json
 import logging
+import os
 from collections.abc import Coroutine
 from typing import Annotated, Any, TypeVar
 
@@ -27,6 +28,9 @@ def serve(
     port: Annotated[int, typer.Option(help="port to bind")] = 8000,
     migrate: Annotated[bool | None, typer.Option(help="migrate on start (default: yes for SQLite)")] = None,
     log_level: Annotated[str, typer.Option(help="uvicorn log level")] = "info",
+    workers: Annotated[
+        int, typer.Option(min=1, help="worker processes: more than one needs PostgreSQL and MEMCHAT_REDIS_URL")
+    ] = 1,
 ) -> None:
     """Run the HTTP server."""
     import uvicorn
@@ -35,18 +39,48 @@ def serve(
 
     settings = Settings()
     settings.database.migrate_on_start = settings.database.is_sqlite if migrate is None else migrate
+    if workers > 1:
+        problem = several_processes_problem(settings)
+        if problem is not None:
+            typer.echo(f"memchat: {problem}", err=True)
+            raise typer.Exit(2)
     if not settings.llm.base_url:
         from memchat.llm import local
 
         if local.local_extra_installed(settings.local.model_path) and settings.local.model_path is None:
             typer.echo(local.DEMO_MODEL_NOTICE, err=True)
     typer.echo(f"memchat on http://{host}:{port}/  (API docs: http://{host}:{port}/docs)", err=True)
-    uvicorn.run(create_app(settings), host=host, port=port, log_level=log_level, proxy_headers=False)
+    options: dict[str, Any] = {"host": host, "port": port, "log_level": log_level, "proxy_headers": False}
+    if workers == 1:
+        uvicorn.run(create_app(settings), **options)
+        return
+    if settings.database.migrate_on_start:
+        migrate_database()  # once, here, not in every worker at the same time
+    os.environ["MEMCHAT_MIGRATE_ON_START"] = "false"
+    # each worker builds its app from the environment (create_app() reads Settings())
+    uvicorn.run("memchat.app:create_app", factory=True, workers=workers, **options)
+
+
+def several_processes_problem(settings: Settings) -> str | None:
+    """Why this configuration cannot run as several processes, or None."""
+    if settings.database.is_sqlite:
+        return "SQLite has one writer: run one worker, or use PostgreSQL (MEMCHAT_DATABASE_URL) for more"
+    if not settings.database.redis_url:
+        return (
+            "several workers share the chat rate limit and the login throttle through Redis: "
+            "set MEMCHAT_REDIS_URL (or run one worker)"
+        )
+    return None
 
 
 @cli.command()
 def migrate() -> None:
     """Bring the database schema up to date."""
+    migrate_database()
+    typer.echo("database is up to date")
+
+
+def migrate_database() -> None:
     from memchat.db.engine import create_database
     from memchat.db.migrate import upgrade
 
@@ -58,7 +92,6 @@ def migrate() -> None:
             await db.dispose()
 
     _run(_migrate())
-    typer.echo("database is up to date")
 
 
 async def _with_session(fn: Any) -> Any:

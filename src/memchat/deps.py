@@ -13,7 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from memchat.db.engine import Database
 from memchat.security import TokenCodec
 from memchat.settings import Settings
-from memchat.throttle import LoginThrottle
+from memchat.throttle import LoginGuard
 
 T = TypeVar("T")
 
@@ -32,7 +32,7 @@ def _part(name: str, kind: type[T]) -> Callable[[Request], Awaitable[T]]:
 AppSettings = Annotated[Settings, Depends(_part("settings", Settings))]
 Db = Annotated[Database, Depends(_part("db", Database))]
 Tokens = Annotated[TokenCodec, Depends(_part("tokens", TokenCodec))]
-Throttle = Annotated[LoginThrottle, Depends(_part("login_throttle", LoginThrottle))]
+Throttle = Annotated[LoginGuard, Depends(_part("login_throttle", LoginGuard))]
 
 
 async def _read_session(db: Db) -> AsyncIterator[AsyncSession]:

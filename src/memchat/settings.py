@@ -39,6 +39,11 @@ class DatabaseSettings(_Group):
     # connections all the time, each a TCP + auth handshake.
     pool_size: int = Field(default=20, ge=1)
     max_overflow: int = Field(default=20, ge=0)
+    redis_url: str | None = Field(
+        default=None,
+        validation_alias=_env("redis_url", "redis_url"),
+        description="Redis for what instances share (rate limit, login throttle); unset: in this process",
+    )
     lock_timeout_ms: int = Field(
         default=5000, ge=1, description="PostgreSQL: how long a statement waits for a lock (SQLite: busy timeout)"
     )

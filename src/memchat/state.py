@@ -12,7 +12,7 @@ from memchat.db.engine import Database
 from memchat.llm.local import LocalModelServer
 from memchat.security import TokenCodec
 from memchat.settings import Settings
-from memchat.throttle import LoginThrottle
+from memchat.throttle import LoginGuard
 
 
 @dataclass
@@ -20,7 +20,7 @@ class AppState:
     settings: Settings
     db: Database
     tokens: TokenCodec
-    login_throttle: LoginThrottle
+    login_throttle: LoginGuard
     background: BackgroundTasks
     chat: ChatServices
     # The embedded model server when no upstream URL is configured.

@@ -1,13 +1,28 @@
-"""In-process limits: the chat rate limit per user, and the login throttle per email.
+"""The chat rate limit per user, and the login throttle per email: in this process, or in Redis.
 
 The login throttle slows down password guessing: after a few failures for one email, logins wait
-it out with a 429.
+it out with a 429. With one process both live in its memory; with several instances (or
+workers) they must be shared, in Redis (MEMCHAT_REDIS_URL, memchat.shared_limits), or each
+instance would let its own share through.
 """
 
 import math
 import time
 from collections import deque
 from dataclasses import dataclass
+from typing import Protocol
+
+
+class ChatLimiter(Protocol):
+    async def check(self, key: str) -> int:
+        """Record a hit; 0 if allowed, else seconds until the next hit would be."""
+        ...
+
+
+class LoginGuard(Protocol):
+    async def retry_after_s(self, key: str) -> int: ...
+    async def record_failure(self, key: str) -> None: ...
+    async def record_success(self, key: str) -> None: ...
 
 
 @dataclass
@@ -18,6 +33,8 @@ class _Failures:
 
 
 class LoginThrottle:
+    """In this process: failures per email, a lock that doubles past the free attempts."""
+
     def __init__(
         self, free_attempts: int = 5, window_s: float = 900.0, base_lock_s: float = 2.0, max_lock_s: float = 300.0
     ):
@@ -27,7 +44,7 @@ class LoginThrottle:
         self._max_lock_s = max_lock_s
         self._failures: dict[str, _Failures] = {}
 
-    def retry_after_s(self, key: str) -> int:
+    async def retry_after_s(self, key: str) -> int:
         """Seconds the caller must wait before trying this key again (0: go ahead)."""
         entry = self._failures.get(key)
         if entry is None:
@@ -38,7 +55,7 @@ class LoginThrottle:
             return 0
         return max(0, math.ceil(entry.locked_until - now))
 
-    def record_failure(self, key: str) -> None:
+    async def record_failure(self, key: str) -> None:
         now = time.monotonic()
         entry = self._failures.get(key)
         if entry is None or now - entry.first_at > self._window_s:
@@ -51,16 +68,18 @@ class LoginThrottle:
         if len(self._failures) > 100_000:  # bound memory under a spray of random emails
             self._failures.clear()
 
-    def record_success(self, key: str) -> None:
+    async def record_success(self, key: str) -> None:
         self._failures.pop(key, None)
 
 
 class RateLimiter:
+    """In this process: a sliding minute of hits per key."""
+
     def __init__(self, per_minute: int):
         self._limit = per_minute
         self._hits: dict[str, deque[float]] = {}
 
-    def check(self, key: str) -> int:
+    async def check(self, key: str) -> int:
         """Record a hit; 0 if allowed, else seconds until the next hit would be."""
         if self._limit <= 0:
             return 0

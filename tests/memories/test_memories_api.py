@@ -1,3 +1,4 @@
+import asyncio
 from typing import Any
 
 from tests.conftest import Running, auth
@@ -91,3 +92,22 @@ async def test_memory_cap_per_agent(running: Running, user_token: str, agent: di
     )
     assert response.status_code == 422
     assert response.json()["error"]["code"] == "too_many_memories"
+
+
+async def test_the_memory_cap_holds_when_memories_are_added_at_once(
+    running: Running, user_token: str, agent: dict[str, Any]
+) -> None:
+    running.state.settings.limits.max_memories_per_agent = 5
+    responses = await asyncio.gather(
+        *(
+            running.client.post(
+                f"/api/agents/{agent['id']}/memories",
+                json={"type": "preference", "content": f"喜欢第{i}样东西", "importance": 3},
+                headers=auth(user_token),
+            )
+            for i in range(20)
+        )
+    )
+    assert sorted(r.status_code for r in responses) == [201] * 5 + [422] * 15
+    listed = await running.client.get(f"/api/agents/{agent['id']}/memories?status=active", headers=auth(user_token))
+    assert len(listed.json()["memories"]) == 5

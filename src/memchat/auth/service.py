@@ -5,7 +5,7 @@ from memchat.auth import repository
 from memchat.errors import Conflict, TooManyRequests, Unauthorized
 from memchat.models import User
 from memchat.security import TokenCodec, hash_password, verify_password
-from memchat.throttle import LoginThrottle
+from memchat.throttle import LoginGuard
 
 
 def normalize_email(email: str) -> str:
@@ -25,19 +25,19 @@ async def create_user(session: AsyncSession, *, email: str, password: str, displ
         raise Conflict("an account with this email already exists", code="email_taken") from exc
 
 
-async def authenticate(session: AsyncSession, throttle: LoginThrottle, *, email: str, password: str) -> User:
+async def authenticate(session: AsyncSession, throttle: LoginGuard, *, email: str, password: str) -> User:
     """One answer for unknown email and wrong password, with the same argon2 cost for both."""
     email = normalize_email(email)
-    wait_s = throttle.retry_after_s(email)
+    wait_s = await throttle.retry_after_s(email)
     if wait_s > 0:
         raise TooManyRequests(
             "too many failed logins; try again later", code="login_throttled", headers={"Retry-After": str(wait_s)}
         )
     user = await repository.get_user_by_email(session, email)
     if not await verify_password(user.password_hash if user else None, password) or user is None:
-        throttle.record_failure(email)
+        await throttle.record_failure(email)
         raise Unauthorized("wrong email or password", code="invalid_credentials")
-    throttle.record_success(email)
+    await throttle.record_success(email)
     return user
 
 

@@ -10,7 +10,7 @@ from memchat.db.engine import Database
 from memchat.llm.client import LLMClient
 from memchat.memories.pipeline import MemoryPipeline
 from memchat.settings import LimitSettings, SummarySettings
-from memchat.throttle import RateLimiter
+from memchat.throttle import ChatLimiter
 
 
 @dataclass
@@ -19,7 +19,7 @@ class ChatServices:
     llm: LLMClient
     memory: MemoryPipeline
     background: BackgroundTasks
-    limiter: RateLimiter
+    limiter: ChatLimiter
     limits: LimitSettings
     summary: SummarySettings
     # This process, as the owner of the turns it answers (messages.turn_owner).

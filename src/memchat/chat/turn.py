@@ -40,7 +40,7 @@ async def run_chat_turn(
     idempotency_key: str | None,
     setup_done: Callable[[], None] | None = None,
 ) -> Response:
-    wait_s = services.limiter.check(user_id)
+    wait_s = await services.limiter.check(user_id)
     if wait_s:
         raise TooManyRequests("too many chat requests; slow down", headers={"Retry-After": str(wait_s)})
     try:
