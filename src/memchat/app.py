@@ -179,7 +179,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             # A database that cannot be written now (read-only, locked) should not keep memchat
             # from starting: /healthz says so, and recovery runs on the next start.
             log.exception("recovering unfinished turns failed")
-        leases = asyncio.create_task(watch_leases(db, settings.limits.turn_lease_s), name="watch-leases")
+        leases = asyncio.create_task(watch_leases(state.chat), name="watch-leases")
         if settings.http.gc_freeze_on_start:
             # What exists now lives as long as the process. Left in the cyclic GC, each full
             # collection walks its ~170,000 objects with the event loop stopped (≈ 115 ms here),

@@ -9,6 +9,8 @@ the LLM summary when it is due. Each step logs its own failure and never stops t
 import asyncio
 import logging
 
+from sqlalchemy.exc import DBAPIError
+
 from memchat.chat.llm_summary import summarize_safely
 from memchat.chat.save import SavedReply
 from memchat.chat.services import ChatServices
@@ -78,15 +80,26 @@ async def interrupt_expired_turns(db: Database) -> int:
         return await messages.interrupt_expired_turns(session, now_ms())
 
 
-async def watch_leases(db: Database, every_s: float) -> None:
-    """Runs for the life of the process: interrupted turns of dead instances are found within a lease."""
+async def watch_leases(services: ChatServices) -> None:
+    """Runs for the life of the process. Three times a lease: renew the leases of the turns this
+    instance is answering (one statement for all of them); once a lease: mark interrupted the
+    turns whose lease ran out (their instance died), whoever owned them."""
+    lease_s = services.limits.turn_lease_s
+    rounds = 0
     while True:
-        await asyncio.sleep(every_s)
+        await asyncio.sleep(lease_s / 3)
+        rounds += 1
         try:
-            if count := await interrupt_expired_turns(db):
+            if services.active_turns:
+                until = now_ms() + int(lease_s * 1000)
+                ids = sorted(services.active_turns)
+                await services.db.run_write(messages.renew_leases, ids, owner=services.instance_id, until_ms=until)
+            if rounds % 3 == 0 and (count := await interrupt_expired_turns(services.db)):
                 log.info("%d turns whose lease ran out marked interrupted", count)
+        except DBAPIError as exc:
+            log.warning("keeping turn leases failed: %s", exc.orig)
         except Exception:
-            log.exception("looking for expired turn leases failed")
+            log.exception("keeping turn leases failed")
 
 
 async def recover_unfinished_turns(db: Database, memory: MemoryPipeline) -> tuple[int, int]:

@@ -20,7 +20,7 @@ from memchat.chat.events import MemorySaved, TextDelta, TurnEvent, TurnFailed, T
 from memchat.chat.save import SavedReply, save_assistant_turn
 from memchat.chat.services import ChatServices
 from memchat.clock import now_ms
-from memchat.conversations.messages import finish_turn, renew_lease
+from memchat.conversations.messages import finish_turn
 from memchat.llm.errors import STREAM_ERRORS
 from memchat.llm.stream import OpenedReply
 from memchat.models.message import REPLY_FAILED
@@ -52,33 +52,17 @@ class TurnRelay:
         self._queue.put_nowait(TextDelta(first))
 
     async def run(self) -> None:
-        lease = asyncio.create_task(self._keep_lease(), name=f"lease-{self._turn.user_message_id}")
+        # While this instance streams and stores the turn, its lease is renewed (chat.after_turn.
+        # watch_leases, one statement for all of them): no other instance takes it for interrupted.
+        active = self._services.active_turns
+        if self._turn.user_message_id is not None:
+            active.add(self._turn.user_message_id)
         try:
             completed = await self._relay()
             await self._finish(completed)
         finally:
-            lease.cancel()
+            active.discard(self._turn.user_message_id or "")
             self._queue.put_nowait(None)
-
-    async def _keep_lease(self) -> None:
-        """Renew the turn's lease while this instance streams and stores it, so that no other
-        instance takes it for interrupted. Ends when the relay does (it is cancelled)."""
-        turn, services = self._turn, self._services
-        if turn.user_message_id is None or turn.owner is None:
-            return
-        lease_ms = int(services.limits.turn_lease_s * 1000)
-        while True:
-            await asyncio.sleep(services.limits.turn_lease_s / 3)
-            try:
-                held = await services.db.run_write(
-                    renew_lease, turn.user_message_id, owner=turn.owner, until_ms=now_ms() + lease_ms
-                )
-            except DBAPIError:
-                log.warning("renewing the lease of message %s failed", turn.user_message_id)
-                continue
-            if not held:
-                log.warning("message %s was taken over by another instance", turn.user_message_id)
-                return
 
     async def _relay(self) -> bool:
         """Read the upstream to its end, the reply deadline or the size cap; True when it ended properly."""

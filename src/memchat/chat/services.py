@@ -22,5 +22,7 @@ class ChatServices:
     limiter: ChatLimiter
     limits: LimitSettings
     summary: SummarySettings
+    # The turns this process streams or stores now: their leases are renewed together.
+    active_turns: set[str] = field(default_factory=set)
     # This process, as the owner of the turns it answers (messages.turn_owner).
     instance_id: str = field(default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}")

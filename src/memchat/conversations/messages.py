@@ -252,7 +252,6 @@ _OWNED = (
     & (messages.c.turn_owner == bindparam("owner"))
     & messages.c.reply_state.in_((REPLY_PENDING, REPLY_INTERRUPTED))
 )
-_RENEW = update(messages).where(_OWNED).values(turn_lease_until_ms=bindparam("until"))
 _FINISH = (
     update(messages)
     .where(_OWNED)
@@ -260,9 +259,24 @@ _FINISH = (
 )
 
 
-def renew_lease(conn: Connection, message_id: str, *, owner: str, until_ms: int) -> bool:
-    """Extend the lease of a turn this instance still owns; False when it was taken over."""
-    return (conn.execute(_RENEW, {"message_id": message_id, "owner": owner, "until": until_ms}).rowcount or 0) == 1
+_RENEW_MANY = (
+    update(messages)
+    .where(
+        messages.c.id.in_(bindparam("message_ids", expanding=True)),
+        messages.c.turn_owner == bindparam("owner"),
+        messages.c.reply_state.in_((REPLY_PENDING, REPLY_INTERRUPTED)),
+    )
+    .values(turn_lease_until_ms=bindparam("until"))
+)
+
+
+def renew_leases(conn: Connection, message_ids: list[str], *, owner: str, until_ms: int) -> int:
+    """Extend the leases of the turns this instance answers (the ones it still owns); how many."""
+    renewed = 0
+    for start in range(0, len(message_ids), 500):
+        params = {"message_ids": message_ids[start : start + 500], "owner": owner, "until": until_ms}
+        renewed += int(conn.execute(_RENEW_MANY, params).rowcount or 0)
+    return renewed
 
 
 def finish_turn(conn: Connection, message_id: str, *, owner: str, reply_state: str, now_ms: int) -> bool:
