@@ -228,6 +228,7 @@ def bench_database(
     mock_pid: int,
     do_profile: bool,
     variant: str | None = None,
+    workers: int = 1,
 ) -> dict[str, Any]:
     results: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix=f"memchat-bench-{kind}-") as tmp, database(kind, Path(tmp)) as url:
@@ -236,6 +237,9 @@ def bench_database(
         port = free_port()
         base = f"http://127.0.0.1:{port}"
         serve = [MEMCHAT, "serve", "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning", "--migrate"]
+        if workers > 1:  # PostgreSQL only; the workers share the limits through Redis
+            serve += ["--workers", str(workers)]
+            env["MEMCHAT_REDIS_URL"] = os.environ.get("MEMCHAT_REDIS_URL", "redis://127.0.0.1:6379/15")
         if variant:
             serve = [PYTHON, "-m", "bench.variant_server", "--variant", variant, "--port", str(port)]
         with process(serve, env=env, cwd=workdir, log_path=workdir / "memchat.log") as server:
@@ -359,6 +363,9 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="small sizes: the whole run in about two minutes")
     parser.add_argument("--only", default=",".join(ALL_FIGURES), help="comma-separated figures to run")
     parser.add_argument("--profile", action="store_true", help="also record py-spy profiles of the server")
+    parser.add_argument(
+        "--workers", type=int, default=1, help="memchat serve --workers N (PostgreSQL and Redis); writes workers-N.*"
+    )
     parser.add_argument("--out", default=str(RESULTS), help="where latest.md/json and the plots go")
     parser.add_argument(
         "--variant",
@@ -372,6 +379,8 @@ def main() -> None:
         parser.error(f"unknown figures: {', '.join(sorted(unknown))}")
     sizes = QUICK if args.quick else FULL
     kinds = ["sqlite", "postgresql"] if args.db == "both" else [args.db]
+    if args.workers > 1 and "sqlite" in kinds:
+        parser.error("--workers above 1 needs --db postgresql (SQLite has one writer)")
     started = time.perf_counter()
     info = machine()
     out_dir = Path(args.out)
@@ -384,23 +393,26 @@ def main() -> None:
         with process(mock_cmd, env=env, cwd=ROOT, log_path=Path(tmp) / "mock.log") as mock:
             wait_http(f"{mock_url}/healthz", proc=mock)
             by_db = {
-                kind: bench_database(kind, figures, sizes, mock_url, mock.pid, args.profile, args.variant)
+                kind: bench_database(
+                    kind, figures, sizes, mock_url, mock.pid, args.profile, args.variant, workers=args.workers
+                )
                 for kind in kinds
             }
     document = {
         "machine": info,
         "mode": "quick" if args.quick else "full",
         "variant": args.variant,
+        "workers": args.workers,
         "sizes": sizes,
         "startedAt": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
         "wallS": round(time.perf_counter() - started, 1),
         "results": by_db,
     }
-    stem = f"variant-{args.variant}" if args.variant else "latest"
+    stem = f"variant-{args.variant}" if args.variant else ("latest" if args.workers == 1 else f"workers-{args.workers}")
     (out_dir / f"{stem}.json").write_text(json.dumps(document, indent=2, ensure_ascii=False))
     markdown = report.markdown(document)
     (out_dir / f"{stem}.md").write_text(markdown)
-    report.plots(document, out_dir, prefix="" if not args.variant else f"variant-{args.variant}-")
+    report.plots(document, out_dir, prefix="" if stem == "latest" else f"{stem}-")
     print(markdown)
     log(f"done in {document['wallS']} s: {out_dir / (stem + '.md')}")
 
