@@ -21,8 +21,10 @@ from tests.upstream import Reply, TestUpstream
 
 
 @asynccontextmanager
-async def started(postgres_url: str, upstream: TestUpstream, tmp_path: Path, **env: str) -> AsyncIterator[list[Server]]:
-    """Two `memchat serve` processes on one PostgreSQL database."""
+async def started(
+    postgres_url: str, upstream: TestUpstream, tmp_path: Path, count: int = 2, **env: str
+) -> AsyncIterator[list[Server]]:
+    """`count` `memchat serve` processes on one PostgreSQL database."""
     base = {
         **os.environ,
         "MEMCHAT_DATABASE_URL": postgres_url,
@@ -33,7 +35,7 @@ async def started(postgres_url: str, upstream: TestUpstream, tmp_path: Path, **e
         "MEMCHAT_CHAT_RATE_LIMIT_PER_MINUTE": "0",
         "MEMCHAT_TURN_LEASE_S": "2",
     }
-    servers = [Server({**base, **env}, free_port(), tmp_path / f"server-{name}.log") for name in "ab"]
+    servers = [Server({**base, **env}, free_port(), tmp_path / f"server-{n}.log") for n in range(count)]
     try:
         for server in servers:
             await server.start()
@@ -250,3 +252,20 @@ async def test_two_workers_on_postgresql_with_redis_answer_and_store_every_turn(
     finally:
         server.stop()
     assert await live(db) == [item for i in range(6) for item in (("user", f"问题{i}"), ("assistant", f"回答{i}"))]
+
+
+async def test_three_instances_sent_the_same_message_at_once_answer_it_once(
+    postgres_url: str, upstream: TestUpstream, tmp_path: Path, db: Database
+) -> None:
+    async with started(postgres_url, upstream, tmp_path, count=3) as servers:
+        token, agent = await first_user(servers[0])
+        upstream.script(Reply(text="一次就好", delay_ms=30))
+        body = chat_body(agent["id"], "同一句话", message_id="m-three")
+        async with httpx.AsyncClient(timeout=30) as client:
+            responses = await asyncio.gather(
+                *(client.post(f"{s.url}/api/chat", json=body, headers=auth(token)) for s in servers for _ in range(3))
+            )
+    assert {r.status_code for r in responses} <= {200, 409}
+    assert all(r.text == "一次就好" for r in responses if r.status_code == 200)
+    assert len(upstream.chat_requests) == 1
+    assert await live(db) == [("user", "同一句话"), ("assistant", "一次就好")]
