@@ -6,7 +6,8 @@ from typing import Any
 from sqlalchemy import select
 
 from memchat.models import Conversation, Message
-from tests.conftest import Running, auth, chat, chat_body
+from memchat.settings import Settings
+from tests.conftest import Running, auth, chat, chat_body, create_agent, serve_app, signup
 from tests.upstream import Reply, TestUpstream
 
 
@@ -66,3 +67,21 @@ async def test_concurrent_turns_each_leave_their_lines_in_the_summary(
         assert f"用户：第{i}件事" in summary
         assert "Agent：回答" in summary
     assert sum(summary.count(f"Agent：回答{i}") >= 1 for i in range(5)) == 5
+
+
+async def test_a_slow_first_token_keeps_its_lease(settings: Settings, upstream: TestUpstream) -> None:
+    """The lease is renewed from commit point 1 on: a model slower than the lease is no dead instance."""
+    async with serve_app(settings, turn_lease_s=1.0) as running:
+        token = await signup(running.client)
+        agent = await create_agent(running.client, token)
+        upstream.script(Reply(deltas=["终于"], delay_ms=3000))
+        body = chat_body(agent["id"], "慢慢想", message_id="m-slow")
+        first = asyncio.create_task(running.client.post("/api/chat", json=body, headers=auth(token)))
+        assert await asyncio.to_thread(upstream.wait_stream_started)
+        await asyncio.sleep(2.0)  # the subject of the test: twice the lease goes by before the first text
+        retry = await running.client.post("/api/chat", json=body, headers=auth(token))
+        assert retry.status_code == 409
+        assert (await first).text == "终于"
+        await running.settle()
+        assert len(upstream.chat_requests) == 1
+        assert await stored(running) == [("user", "慢慢想"), ("assistant", "终于")]

@@ -72,6 +72,9 @@ async def prepare_turn(services: ChatServices, intent: TurnIntent) -> TurnContex
     )
     if isinstance(side, StoredReply):
         return side
+    # From now until the relay has stored the reply (or the turn failed), this instance renews
+    # the turn's lease: waiting for a slow model's first text must not look like a dead instance.
+    services.active_turns.add(side.message.id)
     try:
         return await _build_turn(services, intent, side)
     except BaseException:
@@ -138,6 +141,9 @@ async def _mark_failed(services: ChatServices, turn: TurnContext) -> None:
 
 async def _end_turn(services: ChatServices, message_id: str, reply_state: str) -> None:
     """The turn is over without a reply: a retry of its message answers it again."""
-    await services.db.run_write(
-        finish_turn, message_id, owner=services.instance_id, reply_state=reply_state, now_ms=now_ms()
-    )
+    try:
+        await services.db.run_write(
+            finish_turn, message_id, owner=services.instance_id, reply_state=reply_state, now_ms=now_ms()
+        )
+    finally:
+        services.active_turns.discard(message_id)
