@@ -97,7 +97,7 @@ async def test_console_is_served_with_spa_fallback(running_console: tuple[str, P
         assert (await client.get("/../pyproject.toml")).text == "<html>console</html>"
         api = await client.get("/api/unknown")
         assert api.status_code == 404
-        assert api.json()["error"]["code"] == "route_not_found"
+        assert api.json()["error"]["code"] == "not_found"
         assert (await client.get("/healthz")).status_code == 200
 
 
