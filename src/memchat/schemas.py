@@ -68,6 +68,10 @@ class ProfileFields(BaseModel):
     profile_note: str = ""
 
 
+class AgentProfile(ProfileFields, CamelModel):
+    """The chat partner as the prompt's second message shows it (docs/behaviour.md: prompt assembly)."""
+
+
 PROFILE_FIELDS: tuple[str, ...] = tuple(ProfileFields.model_fields)
 
 
