@@ -24,6 +24,9 @@ async def test_api_conforms_to_its_schema(server: Server, tmp_path: Path) -> Non
             f"{server.url}/openapi.json",
             "--header",
             f"Authorization: Bearer {token}",
+            # it would delete the token's user, and every later call would be a 401
+            "--exclude-name",
+            "DELETE /api/me",
             "--checks",
             "not_a_server_error,response_schema_conformance,content_type_conformance",
             "--max-examples",

@@ -203,6 +203,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         version="0.1.0",
         summary="Chat-agent server with server-side history, a rolling summary and long-term memory",
         lifespan=lifespan,
+        redirect_slashes=False,  # /api/agents/ is an unknown route (404), not a redirect
     )
     install_error_handlers(app)
 

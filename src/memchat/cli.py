@@ -1,15 +1,25 @@
-"""memchat serve | migrate | user create | token | openapi."""
+"""memchat serve | migrate | user create/list/delete/passwd | token | openapi.
+
+Output: what a command is for on stdout (a token, the user list, a one-line report), everything else
+on stderr; a failure is one line, `error: ...`, and exit code 1.
+"""
 
 import asyncio
 import json
 import logging
 import os
-from collections.abc import Coroutine
-from typing import Annotated, Any, TypeVar
+import sys
+from collections.abc import Awaitable, Callable, Coroutine
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
 
 import typer
+from pydantic import ValidationError
 
 from memchat.settings import Settings
+
+if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncSession
 
 T = TypeVar("T")
 
@@ -17,9 +27,82 @@ cli = typer.Typer(help="memchat: a chat-agent server with history, summary and l
 user_cli = typer.Typer(help="Manage users.", no_args_is_help=True)
 cli.add_typer(user_cli, name="user")
 
+PasswordOption = Annotated[
+    str | None,
+    typer.Option(help="the password; visible to other processes and in shell history, so prefer the prompt"),
+]
+PasswordStdin = Annotated[
+    bool, typer.Option("--password-stdin", help="read the password from the first line of standard input")
+]
 
-def _run(coro: Coroutine[Any, Any, T]) -> T:
-    return asyncio.run(coro)
+
+class CommandFailed(Exception):
+    """Ends the command with `error: <message>` and exit code 1."""
+
+
+def _fail(message: str) -> NoReturn:
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(1)
+
+
+@cli.callback()
+def _options(
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="also log the migrations' INFO lines")] = False,
+) -> None:
+    # Alembic logs every migration context at INFO ("Context impl SQLiteImpl." on each check).
+    logging.getLogger("alembic").setLevel(logging.INFO if verbose else logging.WARNING)
+
+
+def _run(work: Callable[[], Coroutine[Any, Any, T]]) -> T:
+    """Runs an async command; the failures a user can fix are one line, not a traceback."""
+    from sqlalchemy.exc import DBAPIError
+
+    from memchat.errors import MemchatError
+
+    try:
+        return asyncio.run(work())
+    except (CommandFailed, MemchatError) as exc:
+        _fail(str(exc))
+    except DBAPIError as exc:
+        _fail(f"database error: {str(exc.orig).strip().splitlines()[0]}")
+    except OSError as exc:
+        _fail(f"cannot reach the database: {exc}")
+
+
+async def _in_session(work: "Callable[[Settings, AsyncSession], Awaitable[T]]", *, write: bool) -> T:
+    from memchat.db.engine import create_database
+    from memchat.db.migrate import is_up_to_date
+
+    settings = Settings()
+    db = create_database(settings.database)
+    try:
+        if not await is_up_to_date(db.engine):
+            raise CommandFailed("the database is not migrated: run `memchat migrate` first")
+        async with db.write() if write else db.read() as session:
+            return await work(settings, session)
+    finally:
+        await db.dispose()
+
+
+def _invalid(exc: ValidationError) -> str:
+    """A validation error as one line: `password: String should have at least 8 characters`."""
+    parts = []
+    for error in exc.errors():
+        field = ".".join(str(part) for part in error["loc"])
+        message = "is not an email address" if error["type"] == "string_pattern_mismatch" else error["msg"]
+        parts.append(f"{field}: {message}")
+    return "; ".join(parts)
+
+
+def _password(password: str | None, from_stdin: bool) -> str:
+    if from_stdin:
+        if password is not None:
+            _fail("give --password or --password-stdin, not both")
+        return sys.stdin.readline().removesuffix("\n").removesuffix("\r")
+    if password is not None:
+        return password
+    entered: str = typer.prompt("Password", hide_input=True, confirmation_prompt=True)
+    return entered
 
 
 @cli.command()
@@ -76,71 +159,147 @@ def several_processes_problem(settings: Settings) -> str | None:
 @cli.command()
 def migrate() -> None:
     """Bring the database schema up to date."""
-    migrate_database()
-    typer.echo("database is up to date")
+    before, after = migrate_database()
+    if before == after:
+        typer.echo(f"the database is up to date (revision {after})")
+    else:
+        typer.echo(
+            f"migrated the database from revision {before} to {after}"
+            if before
+            else f"migrated the empty database to revision {after}"
+        )
 
 
-def migrate_database() -> None:
+def migrate_database() -> tuple[str | None, str | None]:
+    """Upgrade the schema; the revisions before and after."""
     from memchat.db.engine import create_database
-    from memchat.db.migrate import upgrade
+    from memchat.db.migrate import current_revision, upgrade
 
-    async def _migrate() -> None:
+    async def _migrate() -> tuple[str | None, str | None]:
         db = create_database(Settings().database)
         try:
+            before = await current_revision(db.engine)
             await upgrade(db.engine)
+            return before, await current_revision(db.engine)
         finally:
             await db.dispose()
 
-    _run(_migrate())
-
-
-async def _with_session(fn: Any) -> Any:
-    from memchat.db.engine import create_database
-    from memchat.db.migrate import is_up_to_date
-
-    settings = Settings()
-    db = create_database(settings.database)
-    try:
-        if not await is_up_to_date(db.engine):
-            raise typer.BadParameter("the database is not migrated: run `memchat migrate` first")
-        async with db.write() as session:
-            return await fn(settings, session)
-    finally:
-        await db.dispose()
+    return _run(_migrate)
 
 
 @user_cli.command("create")
 def user_create(
     email: str,
-    password: Annotated[str, typer.Option(prompt=True, hide_input=True, confirmation_prompt=True)],
-    display_name: Annotated[str | None, typer.Option()] = None,
+    password: PasswordOption = None,
+    password_stdin: PasswordStdin = False,
+    display_name: Annotated[str | None, typer.Option(help="the name the console shows")] = None,
 ) -> None:
-    """Create a user."""
+    """Create a user; the email and password are checked as sign-up checks them."""
+    from memchat.auth.schemas import SignupRequest
     from memchat.auth.service import create_user
 
-    async def _create(_settings: Settings, session: Any) -> str:
-        user = await create_user(session, email=email, password=password, display_name=display_name)
-        return user.id
+    secret = _password(password, password_stdin)
+    try:
+        body = SignupRequest.model_validate({"email": email, "password": secret, "display_name": display_name})
+    except ValidationError as exc:
+        _fail(_invalid(exc))
 
-    typer.echo(_run(_with_session(_create)))
+    async def _create(_settings: Settings, session: "AsyncSession") -> tuple[str, str]:
+        user = await create_user(session, email=body.email, password=body.password, display_name=body.display_name)
+        return user.email, user.id
+
+    created_email, user_id = _run(lambda: _in_session(_create, write=True))
+    typer.echo(f"created user {created_email} (id {user_id})")
+
+
+@user_cli.command("list")
+def user_list() -> None:
+    """List the users, oldest first: email, id, created (UTC), display name; tab-separated."""
+    from memchat.auth.repository import list_users
+
+    async def _list(_settings: Settings, session: "AsyncSession") -> list[tuple[str, str, int, str | None]]:
+        return [(u.email, u.id, u.created_at_ms, u.display_name) for u in await list_users(session)]
+
+    users = _run(lambda: _in_session(_list, write=False))
+    for email, user_id, created_at_ms, display_name in users:
+        created = datetime.fromtimestamp(created_at_ms / 1000, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        typer.echo(f"{email}\t{user_id}\t{created}\t{display_name or ''}")
+    if not users:
+        typer.echo("no users", err=True)
+
+
+@user_cli.command("delete")
+def user_delete(
+    email: str, yes: Annotated[bool, typer.Option("--yes", "-y", help="do not ask for confirmation")] = False
+) -> None:
+    """Delete a user and everything of theirs: agents, conversations, messages, memories."""
+    from memchat.auth import repository
+    from memchat.auth.service import delete_user, normalize_email
+
+    async def _find(_settings: Settings, session: "AsyncSession") -> tuple[str, repository.AccountSize]:
+        user = await repository.get_user_by_email(session, normalize_email(email))
+        if user is None:
+            raise CommandFailed(f"no user {email}")
+        return user.id, await repository.account_size(session, user.id)
+
+    user_id, size = _run(lambda: _in_session(_find, write=False))
+    what = ", ".join(
+        f"{n} {one if n == 1 else many}"
+        for n, one, many in [
+            (size.agents, "agent", "agents"),
+            (size.conversations, "conversation", "conversations"),
+            (size.messages, "message", "messages"),
+            (size.memories, "memory", "memories"),
+        ]
+    )
+    if not yes:
+        typer.confirm(f"Delete {email} and all of theirs ({what})?", abort=True, err=True)
+
+    async def _delete(_settings: Settings, session: "AsyncSession") -> None:
+        await delete_user(session, user_id)
+
+    _run(lambda: _in_session(_delete, write=True))
+    typer.echo(f"deleted user {email} and all of theirs ({what})")
+
+
+@user_cli.command("passwd")
+def user_passwd(email: str, password: PasswordOption = None, password_stdin: PasswordStdin = False) -> None:
+    """Set a user's password (checked as sign-up checks it). Tokens already issued stay valid."""
+    from memchat.auth.repository import get_user_by_email
+    from memchat.auth.schemas import PasswordReset
+    from memchat.auth.service import normalize_email, set_password
+
+    secret = _password(password, password_stdin)
+    try:
+        body = PasswordReset.model_validate({"password": secret})
+    except ValidationError as exc:
+        _fail(_invalid(exc))
+
+    async def _passwd(_settings: Settings, session: "AsyncSession") -> None:
+        user = await get_user_by_email(session, normalize_email(email))
+        if user is None:
+            raise CommandFailed(f"no user {email}")
+        await set_password(session, user.id, body.password)
+
+    _run(lambda: _in_session(_passwd, write=True))
+    typer.echo(f"changed the password of {email}")
 
 
 @cli.command()
 def token(email: str) -> None:
-    """Print a bearer token for a user (for scripts and curl)."""
+    """Print a bearer token for a user (for scripts and curl): the token alone, on stdout."""
     from memchat.auth.repository import get_user_by_email
     from memchat.auth.service import normalize_email
     from memchat.security import TokenCodec, resolve_jwt_secret
 
-    async def _token(settings: Settings, session: Any) -> str:
+    async def _token(settings: Settings, session: "AsyncSession") -> str:
         user = await get_user_by_email(session, normalize_email(email))
         if user is None:
-            raise typer.BadParameter(f"no user {email}")
-        return TokenCodec(resolve_jwt_secret(settings.auth, settings.database.data_dir), settings.auth.ttl_s).issue(
-            user.id
-        )
+            raise CommandFailed(f"no user {email}")
+        secret = resolve_jwt_secret(settings.auth, settings.database.data_dir)
+        return TokenCodec(secret, settings.auth.ttl_s, settings.auth.algorithm).issue(user.id)
 
-    typer.echo(_run(_with_session(_token)))
+    typer.echo(_run(lambda: _in_session(_token, write=False)))
 
 
 @cli.command()

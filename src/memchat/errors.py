@@ -62,3 +62,10 @@ class UpstreamError(MemchatError):
 class ServiceUnavailable(MemchatError):
     status_code = 503
     code = "unavailable"
+
+
+class Forbidden(MemchatError):
+    """The caller is who they say, and still may not do this (a 401 would end the console's session)."""
+
+    status_code = 403
+    code = "forbidden"

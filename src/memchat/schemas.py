@@ -68,9 +68,24 @@ class ProfileFields(BaseModel):
     profile_note: str = ""
 
 
+class AgentProfile(ProfileFields, CamelModel):
+    """The chat partner as the prompt's second message shows it (docs/behaviour.md: prompt assembly)."""
+
+
 PROFILE_FIELDS: tuple[str, ...] = tuple(ProfileFields.model_fields)
 
 
 def optional_profile_fields(*extra: str) -> dict[str, Any]:
     """`extra` and the profile fields as optional strings, for create_model (patches and overrides)."""
     return {name: (str | None, None) for name in (*extra, *PROFILE_FIELDS)}
+
+
+# A conversation as the API shows it: here, not in conversations/, because the account export in
+# auth/ extends it (and auth may not import conversations).
+class ConversationOut(CamelModel):
+    id: str
+    agent_id: str
+    summary: str | None
+    message_count: int
+    last_message_at_ms: int | None
+    created_at_ms: int

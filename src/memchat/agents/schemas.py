@@ -2,12 +2,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import Field, create_model
 
-from memchat.schemas import CamelModel, ProfileFields, optional_profile_fields
-
-
-class AgentProfile(ProfileFields, CamelModel):
-    """The chat partner as the prompt's second message shows it (docs/behaviour.md: prompt assembly)."""
-
+from memchat.schemas import AgentProfile, CamelModel, optional_profile_fields
 
 if TYPE_CHECKING:
 

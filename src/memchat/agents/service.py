@@ -1,11 +1,11 @@
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memchat.agents import repository
-from memchat.agents.schemas import AgentCreate, AgentOut, AgentPatch, AgentProfile
+from memchat.agents.schemas import AgentCreate, AgentOut, AgentPatch
 from memchat.clock import now_ms
 from memchat.errors import InvalidInput, NotFound
 from memchat.models import Agent
-from memchat.schemas import PROFILE_FIELDS
+from memchat.schemas import PROFILE_FIELDS, AgentProfile
 from memchat.settings import LimitSettings
 
 

@@ -1,9 +1,18 @@
 from fastapi import APIRouter, status
+from starlette.responses import Response
 
 from memchat.auth import service
 from memchat.auth.dependencies import CurrentUser
-from memchat.auth.schemas import AuthResponse, LoginRequest, SignupRequest, UserOut
+from memchat.auth.schemas import (
+    AccountExport,
+    AuthResponse,
+    LoginRequest,
+    PasswordChangeRequest,
+    SignupRequest,
+    UserOut,
+)
 from memchat.deps import ReadSession, Throttle, Tokens, WriteSession
+from memchat.schemas import ErrorBody
 
 router = APIRouter(tags=["auth"])
 
@@ -23,3 +32,39 @@ async def login(body: LoginRequest, session: ReadSession, tokens: Tokens, thrott
 @router.get("/api/me")
 async def me(user: CurrentUser) -> UserOut:
     return UserOut.model_validate(user)
+
+
+@router.post(
+    "/api/me/password",
+    status_code=status.HTTP_204_NO_CONTENT,
+    responses={
+        403: {"model": ErrorBody, "description": "`wrong_password`: the current password is wrong"},
+        429: {"model": ErrorBody, "description": "`login_throttled`: too many wrong passwords; see Retry-After"},
+    },
+)
+async def change_password(
+    body: PasswordChangeRequest, user: CurrentUser, session: WriteSession, throttle: Throttle
+) -> Response:
+    """Set a new password (8 to 1024 characters, as at sign-up), given the current one.
+
+    Wrong current passwords count as failed logins of the account. Tokens already issued stay valid.
+    """
+    await service.change_password(
+        session, throttle, user, current_password=body.current_password, new_password=body.new_password
+    )
+    return Response(status_code=status.HTTP_204_NO_CONTENT)
+
+
+@router.delete("/api/me", status_code=status.HTTP_204_NO_CONTENT)
+async def delete_me(user: CurrentUser, session: WriteSession) -> Response:
+    """Delete the account and everything of it: agents, conversations, messages, memories and their
+    history. Its tokens are refused (401) from then on."""
+    await service.delete_user(session, user.id)
+    return Response(status_code=status.HTTP_204_NO_CONTENT)
+
+
+@router.get("/api/me/export")
+async def export_me(user: CurrentUser, session: ReadSession) -> AccountExport:
+    """Everything stored for the account, as JSON: the user, agents, conversations, every message
+    (superseded ones too, see `status`), and memories (archived ones too) with their history events."""
+    return await service.export_account(session, user)

@@ -1,11 +1,26 @@
+from typing import TypeVar
+
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memchat.auth import repository
-from memchat.errors import Conflict, TooManyRequests, Unauthorized
+from memchat.auth.schemas import (
+    AccountExport,
+    ExportedAgent,
+    ExportedConversation,
+    ExportedMemory,
+    ExportedMemoryEvent,
+    ExportedMessage,
+    UserOut,
+)
+from memchat.clock import now_ms
+from memchat.errors import Conflict, Forbidden, NotFound, TooManyRequests, Unauthorized
 from memchat.models import User
+from memchat.schemas import AgentProfile, CamelModel
 from memchat.security import TokenCodec, hash_password, verify_password
 from memchat.throttle import LoginGuard
+
+E = TypeVar("E", bound=CamelModel)
 
 
 def normalize_email(email: str) -> str:
@@ -25,14 +40,18 @@ async def create_user(session: AsyncSession, *, email: str, password: str, displ
         raise Conflict("an account with this email already exists", code="email_taken") from exc
 
 
-async def authenticate(session: AsyncSession, throttle: LoginGuard, *, email: str, password: str) -> User:
-    """One answer for unknown email and wrong password, with the same argon2 cost for both."""
-    email = normalize_email(email)
+async def _throttled(throttle: LoginGuard, email: str) -> None:
     wait_s = await throttle.retry_after_s(email)
     if wait_s > 0:
         raise TooManyRequests(
             "too many failed logins; try again later", code="login_throttled", headers={"Retry-After": str(wait_s)}
         )
+
+
+async def authenticate(session: AsyncSession, throttle: LoginGuard, *, email: str, password: str) -> User:
+    """One answer for unknown email and wrong password, with the same argon2 cost for both."""
+    email = normalize_email(email)
+    await _throttled(throttle, email)
     user = await repository.get_user_by_email(session, email)
     if not await verify_password(user.password_hash if user else None, password) or user is None:
         await throttle.record_failure(email)
@@ -46,3 +65,49 @@ async def user_for_token(session: AsyncSession, codec: TokenCodec, token: str) -
     if user is None:
         raise Unauthorized("invalid token", code="invalid_token")
     return user
+
+
+async def set_password(session: AsyncSession, user_id: str, password: str) -> None:
+    """Tokens issued before stay valid until they expire: they carry no password state."""
+    if not await repository.update_password_hash(session, user_id, await hash_password(password)):
+        raise NotFound("no such user", code="user_not_found")
+
+
+async def change_password(
+    session: AsyncSession, throttle: LoginGuard, user: User, *, current_password: str, new_password: str
+) -> None:
+    """The current password proves it is the user and not only their token; guesses count as
+    failed logins (a stolen token must not become a way around the login throttle)."""
+    await _throttled(throttle, user.email)
+    if not await verify_password(user.password_hash, current_password):
+        await throttle.record_failure(user.email)
+        raise Forbidden("the current password is wrong", code="wrong_password")
+    await throttle.record_success(user.email)
+    await set_password(session, user.id, new_password)
+
+
+async def delete_user(session: AsyncSession, user_id: str) -> None:
+    """The user and everything of theirs: agents, conversations, messages, memories, their history."""
+    if not await repository.delete_user(session, user_id):
+        raise NotFound("no such user", code="user_not_found")
+
+
+def _exported(kind: type[E], row: object, **nested: object) -> E:
+    """`kind` from a row's columns of the same names, the nested parts given."""
+    columns = {name: getattr(row, name) for name in kind.model_fields if name not in nested}
+    return kind.model_validate({**columns, **nested})
+
+
+async def export_account(session: AsyncSession, user: User) -> AccountExport:
+    rows = await repository.account_rows(session, user.id)
+    events: dict[str, list[ExportedMemoryEvent]] = {}
+    for event in rows.memory_events:
+        events.setdefault(event.memory_id, []).append(_exported(ExportedMemoryEvent, event))
+    return AccountExport(
+        exported_at_ms=now_ms(),
+        user=UserOut.model_validate(user),
+        agents=[_exported(ExportedAgent, a, profile=AgentProfile.model_validate(a)) for a in rows.agents],
+        conversations=[_exported(ExportedConversation, c) for c in rows.conversations],
+        messages=[_exported(ExportedMessage, m) for m in rows.messages],
+        memories=[_exported(ExportedMemory, m, events=events.get(m.id, [])) for m in rows.memories],
+    )

@@ -1,15 +1,8 @@
 from typing import Literal
 
-from memchat.schemas import CamelModel
+from memchat.schemas import CamelModel, ConversationOut
 
-
-class ConversationOut(CamelModel):
-    id: str
-    agent_id: str
-    summary: str | None
-    message_count: int
-    last_message_at_ms: int | None
-    created_at_ms: int
+__all__ = ["ConversationOut", "MessageOut", "MessagePage", "TextPart"]
 
 
 class TextPart(CamelModel):

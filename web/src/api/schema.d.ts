@@ -155,6 +155,54 @@ export interface paths {
         get: operations["me_api_me_get"];
         put?: never;
         post?: never;
+        /**
+         * Delete Me
+         * @description Delete the account and everything of it: agents, conversations, messages, memories and their
+         *     history. Its tokens are refused (401) from then on.
+         */
+        delete: operations["delete_me_api_me_delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/me/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export Me
+         * @description Everything stored for the account, as JSON: the user, agents, conversations, every message
+         *     (superseded ones too, see `status`), and memories (archived ones too) with their history events.
+         */
+        get: operations["export_me_api_me_export_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/me/password": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Change Password
+         * @description Set a new password (8 to 1024 characters, as at sign-up), given the current one.
+         *
+         *     Wrong current passwords count as failed logins of the account. Tokens already issued stay valid.
+         */
+        post: operations["change_password_api_me_password_post"];
         delete?: never;
         options?: never;
         head?: never;
@@ -242,6 +290,20 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /** AccountExport */
+        AccountExport: {
+            /** Agents */
+            agents: components["schemas"]["ExportedAgent"][];
+            /** Conversations */
+            conversations: components["schemas"]["ExportedConversation"][];
+            /** Exportedatms */
+            exportedAtMs: number;
+            /** Memories */
+            memories: components["schemas"]["ExportedMemory"][];
+            /** Messages */
+            messages: components["schemas"]["ExportedMessage"][];
+            user: components["schemas"]["UserOut"];
+        };
         /** AgentCreate */
         AgentCreate: {
             /** Defaultprompt */
@@ -447,6 +509,112 @@ export interface components {
             /** Message */
             message: string;
         };
+        /** ExportedAgent */
+        ExportedAgent: {
+            /** Createdatms */
+            createdAtMs: number;
+            /** Defaultprompt */
+            defaultPrompt: string | null;
+            /** Handle */
+            handle: string;
+            /** Id */
+            id: string;
+            /** Name */
+            name: string;
+            profile: components["schemas"]["AgentProfile"];
+            /** Updatedatms */
+            updatedAtMs: number;
+        };
+        /** ExportedConversation */
+        ExportedConversation: {
+            /** Agentid */
+            agentId: string;
+            /** Createdatms */
+            createdAtMs: number;
+            /** Id */
+            id: string;
+            /** Lastmessageatms */
+            lastMessageAtMs: number | null;
+            /** Messagecount */
+            messageCount: number;
+            /** Summary */
+            summary: string | null;
+            /** Updatedatms */
+            updatedAtMs: number;
+        };
+        /** ExportedMemory */
+        ExportedMemory: {
+            /** Agentid */
+            agentId: string;
+            /** Content */
+            content: string;
+            /** Createdatms */
+            createdAtMs: number;
+            /** Events */
+            events: components["schemas"]["ExportedMemoryEvent"][];
+            /** Id */
+            id: string;
+            /** Importance */
+            importance: number;
+            /** Sourcemessageid */
+            sourceMessageId: string | null;
+            /** Status */
+            status: string;
+            /** Type */
+            type: string;
+            /** Updatedatms */
+            updatedAtMs: number;
+        };
+        /**
+         * ExportedMemoryEvent
+         * @description One change to a memory, with the memory's state before and after (null: it did not exist).
+         */
+        ExportedMemoryEvent: {
+            /** Actor */
+            actor: string;
+            /** After */
+            after: {
+                [key: string]: unknown;
+            } | null;
+            /** Before */
+            before: {
+                [key: string]: unknown;
+            } | null;
+            /** Createdatms */
+            createdAtMs: number;
+            /** Id */
+            id: string;
+            /** Kind */
+            kind: string;
+            /** Sourcemessageid */
+            sourceMessageId: string | null;
+        };
+        /**
+         * ExportedMessage
+         * @description Every stored message, also those superseded by a regenerate or an edit (see `status`).
+         */
+        ExportedMessage: {
+            /** Agentid */
+            agentId: string;
+            /** Clientmessageid */
+            clientMessageId: string | null;
+            /** Content */
+            content: string;
+            /** Conversationid */
+            conversationId: string;
+            /** Createdatms */
+            createdAtMs: number;
+            /** Id */
+            id: string;
+            /** Replytoid */
+            replyToId: string | null;
+            /** Role */
+            role: string;
+            /** Status */
+            status: string;
+            /** Updatedatms */
+            updatedAtMs: number;
+        };
         /** HTTPValidationError */
         HTTPValidationError: {
             /** Detail */
@@ -604,6 +772,13 @@ export interface components {
             hasMore: boolean;
             /** Messages */
             messages: components["schemas"]["MessageOut"][];
+        };
+        /** PasswordChangeRequest */
+        PasswordChangeRequest: {
+            /** Currentpassword */
+            currentPassword: string;
+            /** Newpassword */
+            newPassword: string;
         };
         /** SignupRequest */
         SignupRequest: {
@@ -1116,6 +1291,93 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["UserOut"];
+                };
+            };
+        };
+    };
+    delete_me_api_me_delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    export_me_api_me_export_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccountExport"];
+                };
+            };
+        };
+    };
+    change_password_api_me_password_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PasswordChangeRequest"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `wrong_password`: the current password is wrong */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description `login_throttled`: too many wrong passwords; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
         };
