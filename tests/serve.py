@@ -74,10 +74,9 @@ class Server:
             self.process.wait(timeout=20)
 
 
-@pytest.fixture
-async def server(database_url: str, upstream: TestUpstream, tmp_path: Path) -> AsyncIterator[Server]:
-    """`memchat serve` on a free port over the test database and the test upstream."""
-    env = {
+def server_env(database_url: str, upstream: TestUpstream, tmp_path: Path, **extra: str) -> dict[str, str]:
+    """What a `memchat serve` of the tests runs with: the test database and upstream, no rate limit."""
+    return {
         **os.environ,
         "MEMCHAT_DATABASE_URL": database_url,
         "MEMCHAT_LLM_BASE_URL": upstream.base_url,
@@ -87,7 +86,14 @@ async def server(database_url: str, upstream: TestUpstream, tmp_path: Path) -> A
         "MEMCHAT_CHAT_RATE_LIMIT_PER_MINUTE": "0",
         # a killed instance's turns are found interrupted within this (tests need not wait 15 s)
         "MEMCHAT_TURN_LEASE_S": "2",
+        **extra,
     }
+
+
+@pytest.fixture
+async def server(database_url: str, upstream: TestUpstream, tmp_path: Path) -> AsyncIterator[Server]:
+    """`memchat serve` on a free port over the test database and the test upstream."""
+    env = server_env(database_url, upstream, tmp_path)
     running = Server(env, free_port(), tmp_path / "server.log")
     await running.start()
     yield running

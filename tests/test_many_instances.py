@@ -16,7 +16,7 @@ from memchat.db.engine import Database, create_database
 from memchat.models import Message
 from memchat.settings import Settings
 from tests.conftest import auth, chat_body, create_agent, signup
-from tests.serve import Server, free_port
+from tests.serve import Server, free_port, server_env
 from tests.upstream import Reply, TestUpstream
 
 
@@ -25,16 +25,7 @@ async def started(
     postgres_url: str, upstream: TestUpstream, tmp_path: Path, count: int = 2, **env: str
 ) -> AsyncIterator[list[Server]]:
     """`count` `memchat serve` processes on one PostgreSQL database."""
-    base = {
-        **os.environ,
-        "MEMCHAT_DATABASE_URL": postgres_url,
-        "MEMCHAT_LLM_BASE_URL": upstream.base_url,
-        "MEMCHAT_LLM_MAX_RETRIES": "0",
-        "MEMCHAT_JWT_SECRET": "subprocess-test-secret-0123456789abcdef",
-        "MEMCHAT_DATA_DIR": str(tmp_path / "data"),
-        "MEMCHAT_CHAT_RATE_LIMIT_PER_MINUTE": "0",
-        "MEMCHAT_TURN_LEASE_S": "2",
-    }
+    base = server_env(postgres_url, upstream, tmp_path)
     servers = [Server({**base, **env}, free_port(), tmp_path / f"server-{n}.log") for n in range(count)]
     try:
         for server in servers:
@@ -228,16 +219,7 @@ def test_several_workers_are_refused_on_sqlite_and_without_redis(
 async def test_two_workers_on_postgresql_with_redis_answer_and_store_every_turn(
     postgres_url: str, upstream: TestUpstream, tmp_path: Path, db: Database
 ) -> None:
-    env = {
-        **os.environ,
-        **REDIS,
-        "MEMCHAT_DATABASE_URL": postgres_url,
-        "MEMCHAT_LLM_BASE_URL": upstream.base_url,
-        "MEMCHAT_LLM_MAX_RETRIES": "0",
-        "MEMCHAT_JWT_SECRET": "subprocess-test-secret-0123456789abcdef",
-        "MEMCHAT_DATA_DIR": str(tmp_path / "data"),
-        "MEMCHAT_CHAT_RATE_LIMIT_PER_MINUTE": "0",
-    }
+    env = server_env(postgres_url, upstream, tmp_path, **REDIS)
     server = Server(env, free_port(), tmp_path / "workers.log", args=("--workers", "2"))
     await server.start()
     try:
