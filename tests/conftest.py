@@ -318,3 +318,15 @@ def sync_server(settings: Settings) -> Iterator[dict[str, Any]]:
 from tests.serve import server  # noqa: E402  (the subprocess fixture, shared by the tests that kill or fuzz it)
 
 __all__ = ["server"]
+
+
+async def race_while_held(upstream: TestUpstream, requests: list[Any]) -> list[httpx.Response]:
+    """Send requests at once; the upstream holds the first reply after its first delta (script it with
+    hold_after=1), so whichever request wins keeps its turn open until every other one has answered."""
+    tasks = [asyncio.ensure_future(request) for request in requests]
+    assert await asyncio.to_thread(upstream.wait_stream_started)
+    pending = set(tasks)
+    while len(pending) > 1:  # the winner's body cannot end before the release
+        _, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+    upstream.release()
+    return [await task for task in tasks]

@@ -15,7 +15,7 @@ from sqlalchemy import select
 from memchat.db.engine import Database, create_database
 from memchat.models import Message
 from memchat.settings import Settings
-from tests.conftest import auth, chat_body, create_agent, signup
+from tests.conftest import auth, chat_body, create_agent, race_while_held, signup
 from tests.serve import Server, free_port, server_env
 from tests.upstream import Reply, TestUpstream
 
@@ -96,12 +96,13 @@ async def test_regenerates_sent_to_both_instances_at_once_leave_one_live_reply(
     a, b = instances
     async with httpx.AsyncClient(timeout=30) as client:
         token, agent = await first_user(a)
-        upstream.script(Reply(text="原来的"), Reply(text="新的", delay_ms=30), Reply(text="又一个", delay_ms=30))
+        upstream.script(Reply(text="原来的"), Reply(deltas=["新", "的"], hold_after=1), Reply(text="又一个"))
         first = await client.post(f"{a.url}/api/chat", json=chat_body(agent["id"], "讲个笑话"), headers=auth(token))
         assert first.text == "原来的"
+        assert upstream.wait_stream_started()  # that one's
         body = chat_body(agent["id"], "讲个笑话", trigger="regenerate-message")
-        responses = await asyncio.gather(
-            *(client.post(f"{s.url}/api/chat", json=body, headers=auth(token)) for s in (a, b))
+        responses = await race_while_held(
+            upstream, [client.post(f"{s.url}/api/chat", json=body, headers=auth(token)) for s in (a, b)]
         )
     assert sorted(r.status_code for r in responses) == [200, 409]
     assert await live(db) == [("user", "讲个笑话"), ("assistant", "新的")]

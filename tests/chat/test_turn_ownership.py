@@ -7,7 +7,7 @@ from sqlalchemy import select
 
 from memchat.models import Conversation, Message
 from memchat.settings import Settings
-from tests.conftest import Running, auth, chat, chat_body, create_agent, serve_app, signup
+from tests.conftest import Running, auth, chat, chat_body, create_agent, race_while_held, serve_app, signup
 from tests.upstream import Reply, TestUpstream
 
 
@@ -37,11 +37,12 @@ async def test_the_same_send_twenty_times_at_once_is_answered_once(
 async def test_two_regenerates_at_once_leave_one_live_reply(
     running: Running, user_token: str, agent: dict[str, Any], upstream: TestUpstream
 ) -> None:
-    upstream.script(Reply(text="第一版"), Reply(text="第二版", delay_ms=20), Reply(text="第三版", delay_ms=20))
+    upstream.script(Reply(text="第一版"), Reply(deltas=["第二", "版"], hold_after=1), Reply(text="第三版"))
     await chat(running, user_token, agent["id"], "写首诗")
+    assert upstream.wait_stream_started()  # the first reply's
     body = chat_body(agent["id"], "写首诗", trigger="regenerate-message")
-    responses = await asyncio.gather(
-        *(running.client.post("/api/chat", json=body, headers=auth(user_token)) for _ in range(2))
+    responses = await race_while_held(
+        upstream, [running.client.post("/api/chat", json=body, headers=auth(user_token)) for _ in range(2)]
     )
     await running.settle()
     assert sorted(r.status_code for r in responses) == [200, 409]
@@ -74,11 +75,11 @@ async def test_a_slow_first_token_keeps_its_lease(settings: Settings, upstream: 
     async with serve_app(settings, turn_lease_s=1.0) as running:
         token = await signup(running.client)
         agent = await create_agent(running.client, token)
-        upstream.script(Reply(deltas=["终于"], delay_ms=3000))
+        upstream.script(Reply(deltas=["终于"], delay_ms=5000))
         body = chat_body(agent["id"], "慢慢想", message_id="m-slow")
         first = asyncio.create_task(running.client.post("/api/chat", json=body, headers=auth(token)))
         assert await asyncio.to_thread(upstream.wait_stream_started)
-        await asyncio.sleep(2.0)  # the subject of the test: twice the lease goes by before the first text
+        await asyncio.sleep(2.5)  # the subject of the test: over twice the lease goes by before the first text
         retry = await running.client.post("/api/chat", json=body, headers=auth(token))
         assert retry.status_code == 409
         assert (await first).text == "终于"
