@@ -6,6 +6,8 @@ skewed clocks or requests that arrive together count as one sliding window.
 
 from redis.asyncio import Redis
 
+from memchat.throttle import LOGIN_BASE_LOCK_S, LOGIN_FREE_ATTEMPTS, LOGIN_MAX_LOCK_S, LOGIN_WINDOW_S
+
 _PREFIX = "memchat:"
 
 # KEYS[1]: the key's hits (a sorted set of hit times); ARGV: limit, window in ms, a unique member
@@ -68,10 +70,10 @@ class RedisLoginThrottle:
     def __init__(
         self,
         redis: Redis,
-        free_attempts: int = 5,
-        window_s: float = 900.0,
-        base_lock_s: float = 2.0,
-        max_lock_s: float = 300.0,
+        free_attempts: int = LOGIN_FREE_ATTEMPTS,
+        window_s: float = LOGIN_WINDOW_S,
+        base_lock_s: float = LOGIN_BASE_LOCK_S,
+        max_lock_s: float = LOGIN_MAX_LOCK_S,
     ):
         self._redis = redis
         self._args = [free_attempts, int(window_s * 1000), int(base_lock_s * 1000), int(max_lock_s * 1000)]

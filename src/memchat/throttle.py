@@ -32,11 +32,23 @@ class _Failures:
     locked_until: float
 
 
+# The login throttle, the same in this process and in Redis: free attempts per email within the
+# window, then a lock that doubles with each further failure, from the base up to the maximum.
+LOGIN_FREE_ATTEMPTS = 5
+LOGIN_WINDOW_S = 900.0
+LOGIN_BASE_LOCK_S = 2.0
+LOGIN_MAX_LOCK_S = 300.0
+
+
 class LoginThrottle:
     """In this process: failures per email, a lock that doubles past the free attempts."""
 
     def __init__(
-        self, free_attempts: int = 5, window_s: float = 900.0, base_lock_s: float = 2.0, max_lock_s: float = 300.0
+        self,
+        free_attempts: int = LOGIN_FREE_ATTEMPTS,
+        window_s: float = LOGIN_WINDOW_S,
+        base_lock_s: float = LOGIN_BASE_LOCK_S,
+        max_lock_s: float = LOGIN_MAX_LOCK_S,
     ):
         self._free = free_attempts
         self._window_s = window_s

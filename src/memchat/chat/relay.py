@@ -38,6 +38,17 @@ class _NotStored:
 NOT_STORED = _NotStored()
 
 
+async def end_turn(services: ChatServices, message_id: str, reply_state: str) -> None:
+    """The turn is over without a reply (failed): a retry of its message answers it again. Only
+    while this instance still owns it; its lease is no longer renewed."""
+    try:
+        await services.db.run_write(
+            finish_turn, message_id, owner=services.instance_id, reply_state=reply_state, now_ms=now_ms()
+        )
+    finally:
+        services.active_turns.discard(message_id)
+
+
 class TurnRelay:
     def __init__(self, services: ChatServices, turn: TurnContext, reply: OpenedReply):
         self._services = services
@@ -52,16 +63,13 @@ class TurnRelay:
         self._queue.put_nowait(TextDelta(first))
 
     async def run(self) -> None:
-        # While this instance streams and stores the turn, its lease is renewed (chat.after_turn.
-        # watch_leases, one statement for all of them): no other instance takes it for interrupted.
-        active = self._services.active_turns
-        if self._turn.user_message_id is not None:
-            active.add(self._turn.user_message_id)
         try:
             completed = await self._relay()
             await self._finish(completed)
         finally:
-            active.discard(self._turn.user_message_id or "")
+            # the turn is in active_turns since commit point 1 (chat.turn.prepare_turn): its lease
+            # was renewed while this relay streamed and stored it
+            self._services.active_turns.discard(self._turn.user_message_id or "")
             self._queue.put_nowait(None)
 
     async def _relay(self) -> bool:
@@ -128,13 +136,10 @@ class TurnRelay:
     async def _mark_failed(self) -> None:
         """The turn is over without a reply: a retry of its message answers it again. Should the
         database still refuse, start-up recovery marks it interrupted."""
-        turn = self._turn
-        if turn.user_message_id is None or turn.owner is None:
+        if self._turn.user_message_id is None:
             return
         try:
-            await self._services.db.run_write(
-                finish_turn, turn.user_message_id, owner=turn.owner, reply_state=REPLY_FAILED, now_ms=now_ms()
-            )
+            await end_turn(self._services, self._turn.user_message_id, REPLY_FAILED)
         except DBAPIError:
             log.warning("marking message %s failed did not work either", self._turn.user_message_id)
 

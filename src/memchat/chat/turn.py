@@ -21,12 +21,11 @@ from memchat.chat.context import TurnContext
 from memchat.chat.encoders import plain_text_stored, plain_text_stream
 from memchat.chat.intent import TurnIntent, read_intent
 from memchat.chat.prompt import PromptProfile, build_prompt_messages
-from memchat.chat.relay import TurnRelay
+from memchat.chat.relay import TurnRelay, end_turn
 from memchat.chat.schemas import ChatRequest
 from memchat.chat.services import ChatServices
 from memchat.chat.user_message import StoredReply, TurnClaim, UserSide, store_user_side
 from memchat.clock import now_ms
-from memchat.conversations.messages import finish_turn
 from memchat.db.engine import AnyRow
 from memchat.errors import InvalidInput, TooManyRequests, Unauthorized
 from memchat.models.message import REPLY_FAILED
@@ -78,7 +77,7 @@ async def prepare_turn(services: ChatServices, intent: TurnIntent) -> TurnContex
     try:
         return await _build_turn(services, intent, side)
     except BaseException:
-        await _end_turn(services, side.message.id, REPLY_FAILED)
+        await end_turn(services, side.message.id, REPLY_FAILED)
         raise
 
 
@@ -136,14 +135,4 @@ def _profile(agent: AnyRow | None, intent: TurnIntent) -> PromptProfile | None:
 
 async def _mark_failed(services: ChatServices, turn: TurnContext) -> None:
     if turn.user_message_id is not None:
-        await _end_turn(services, turn.user_message_id, REPLY_FAILED)
-
-
-async def _end_turn(services: ChatServices, message_id: str, reply_state: str) -> None:
-    """The turn is over without a reply: a retry of its message answers it again."""
-    try:
-        await services.db.run_write(
-            finish_turn, message_id, owner=services.instance_id, reply_state=reply_state, now_ms=now_ms()
-        )
-    finally:
-        services.active_turns.discard(message_id)
+        await end_turn(services, turn.user_message_id, REPLY_FAILED)
