@@ -1,4 +1,5 @@
 from memchat.models.agent import Agent
+from memchat.models.api_key import ApiKey
 from memchat.models.base import Base
 from memchat.models.conversation import Conversation
 from memchat.models.memory import Memory
@@ -6,4 +7,4 @@ from memchat.models.memory_event import MemoryEvent
 from memchat.models.message import Message
 from memchat.models.user import User
 
-__all__ = ["Agent", "Base", "Conversation", "Memory", "MemoryEvent", "Message", "User"]
+__all__ = ["Agent", "ApiKey", "Base", "Conversation", "Memory", "MemoryEvent", "Message", "User"]

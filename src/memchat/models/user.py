@@ -12,3 +12,5 @@ class User(Base):
     password_hash: Mapped[str] = mapped_column(String(200))
     display_name: Mapped[str | None] = mapped_column(String(200))
     created_at_ms: Mapped[int] = mapped_column(BigInteger)
+    # bearer tokens issued before this are refused (set when the password changes)
+    tokens_valid_after_ms: Mapped[int | None] = mapped_column(BigInteger)
