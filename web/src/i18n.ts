@@ -1,181 +1,48 @@
-// Every string the console shows, in one place. Chinese is the default; another locale is
-// one more object of the same shape in `locales`.
-import type { MemoryActor, MemoryEventKind, MemoryType } from "./api/types";
+// Every string the console shows lives in src/locales/ (one file per locale, same keys: add a
+// key to zh-CN.ts and en.ts together). The locale is chosen once per page load from
+// localStorage; switching writes it and reloads, so module-level `t` stays a plain constant.
+import { en } from "./locales/en";
+import { zhCN, type Messages } from "./locales/zh-CN";
 
-const zhCN = {
-  appName: "memchat 控制台",
-  nav: {
-    agents: "智能体",
-    logout: "退出登录",
-  },
-  common: {
-    save: "保存",
-    cancel: "取消",
-    delete: "删除",
-    confirmDelete: "确认删除",
-    edit: "编辑",
-    loading: "加载中…",
-    saving: "保存中…",
-    retry: "重试",
-    back: "返回",
-    never: "暂无",
-  },
-  auth: {
-    loginTitle: "登录",
-    signupTitle: "注册",
-    email: "邮箱",
-    password: "密码",
-    passwordHint: "至少 8 个字符",
-    displayName: "昵称（可选）",
-    login: "登录",
-    signup: "注册",
-    toSignup: "还没有账号？注册",
-    toLogin: "已有账号？登录",
-    sessionExpired: "登录已失效，请重新登录。",
-  },
-  agents: {
-    title: "我的智能体",
-    create: "新建智能体",
-    empty: "还没有智能体，先新建一个吧。",
-    chat: "聊天",
-    memories: "记忆库",
-    noReply: "还没有回复",
-    deleteConfirm: (name: string) => `删除「${name}」？它的对话、消息和记忆都会被删除。`,
-    relationship: "关系阶段",
-  },
-  agentForm: {
-    createTitle: "新建智能体",
-    editTitle: "编辑智能体",
-    name: "名称",
-    handle: "账号 / 昵称",
-    defaultPrompt: "人设（系统提示词）",
-    defaultPromptHint: "留空则使用默认的聊天陪伴助手人设。",
-    profileTitle: "聊天对象资料",
-    profile: {
-      status: "对象状态",
-      lastActive: "最近活跃",
-      relationship: "关系阶段",
-      headline: "聊天主题",
-      topic: "共同点",
-      chemistryLabel: "心动值标签",
-      chemistry: "心动值",
-      rhythm: "互动节奏",
-      profileNote: "对象备注",
-    },
-    submitCreate: "创建",
-    submitEdit: "保存修改",
-  },
-  chat: {
-    placeholder: "输入消息，Enter 发送，Shift+Enter 换行",
-    send: "发送",
-    stop: "停止",
-    regenerate: "重新生成",
-    loadEarlier: "加载更早的消息",
-    noEarlier: "没有更早的消息了",
-    empty: "还没有消息，打个招呼吧。",
-    thinking: "正在思考…",
-    you: "我",
-    incomplete: "回复中断",
-    errorTitle: "发送失败",
-    sidePanel: "对话信息",
-    summary: "对话摘要",
-    noSummary: "还没有摘要，聊几句后会自动生成。",
-    messageCount: "消息数",
-    lastMessageAt: "最近消息",
-    memories: "长期记忆",
-    noMemories: "还没有记忆。",
-    openLibrary: "打开记忆库",
-    editAgent: "编辑智能体",
-    messageNotFound: "找不到这条消息（可能已被重新生成替换）。",
-  },
-  memories: {
-    title: (name: string) => `${name} 的记忆库`,
-    all: "全部",
-    active: "启用中",
-    archived: "已归档",
-    empty: "这里还没有记忆。",
-    importance: "重要度",
-    type: "类型",
-    content: "内容",
-    add: "添加记忆",
-    addTitle: "手动添加一条记忆",
-    archive: "归档",
-    restore: "恢复",
-    source: "查看来源消息",
-    noSource: "手动添加",
-    deleteConfirm: "删除这条记忆？此操作不可撤销。",
-    updatedAt: "更新于",
-    toChat: "回到聊天",
-    history: "历史",
-    hideHistory: "收起历史",
-    historyTitle: "这条记忆的变更历史",
-    historyEmpty: "还没有变更记录。",
-    revert: "恢复到这次之前",
-    created: "（此前不存在）",
-    before: "之前",
-    after: "之后",
-  },
-  memoryEvents: {
-    extracted: "从对话中提取",
-    created: "手动添加",
-    merged: "合并了相似的记忆",
-    updated: "被更新",
-    archived: "被归档",
-    edited: "被编辑",
-    reverted: "被恢复",
-  } satisfies Record<MemoryEventKind, string>,
-  memoryActors: {
-    rules: "规则",
-    embeddings: "向量模型",
-    llm: "大模型",
-    user: "你",
-  } satisfies Record<MemoryActor, string>,
-  memoryTypes: {
-    boundary: "边界",
-    preference: "偏好",
-    relationship_goal: "关系目标",
-    conversation_style: "对话风格",
-  } satisfies Record<MemoryType, string>,
-  errors: {
-    generic: "出错了，请稍后再试。",
-    network: "无法连接服务器。",
-    notFound: "没有找到。",
-    /** By the server's `error.code`; codes not listed show the server's own message. */
-    codes: {
-      invalid_credentials: "邮箱或密码不正确。",
-      email_taken: "这个邮箱已经注册过了。",
-      login_throttled: "尝试次数过多，请稍后再登录。",
-      token_expired: "登录已过期，请重新登录。",
-      upstream_error: "模型服务出错，回复没有生成。你的消息已保存。",
-      upstream_unreachable: "连接不上模型服务。你的消息已保存。",
-      upstream_timeout: "模型服务响应超时。你的消息已保存。",
-      upstream_rate_limited: "模型服务繁忙（限流），请稍后重试。你的消息已保存。",
-      upstream_rejected: "模型服务拒绝了这次请求。你的消息已保存。",
-      upstream_empty: "模型没有返回任何内容。你的消息已保存。",
-      no_llm_configured: "服务器还没有配置模型。",
-      local_model_unavailable: "本地模型还没有就绪。",
-      rate_limited: "发送太频繁了，请稍后再试。",
-      turn_in_progress: "上一条回复还在生成中，请稍候再试。",
-      nothing_to_regenerate: "没有可以重新生成的回复。",
-      message_too_long: "消息太长了。",
-      too_many_messages: "一次请求里的消息太多了。",
-      empty_message: "消息不能为空。",
-      duplicate_memory: "已经有一条内容相同的记忆。",
-      too_many_memories: "记忆数量已达上限。",
-      agent_not_found: "找不到这个智能体。",
-      memory_not_found: "找不到这条记忆。",
-    } as Record<string, string>,
-  },
-};
+export type { Messages };
 
-export type Messages = typeof zhCN;
+export const LOCALES = {
+  "zh-CN": { label: "中文", messages: zhCN },
+  en: { label: "English", messages: en },
+} as const satisfies Record<string, { label: string; messages: Messages }>;
 
-const locales: Record<string, Messages> = { "zh-CN": zhCN };
+export type Locale = keyof typeof LOCALES;
 
-function pickLocale(): Messages {
-  const wanted = localStorage.getItem("memchat.locale") ?? "zh-CN";
-  return locales[wanted] ?? zhCN;
+const STORAGE_KEY = "memchat.locale";
+const DEFAULT_LOCALE: Locale = "zh-CN";
+
+function isLocale(value: string | null): value is Locale {
+  return value !== null && Object.hasOwn(LOCALES, value);
 }
 
-export const t: Messages = pickLocale();
-export const dateLocale = "zh-CN";
+function storedLocale(): Locale {
+  let wanted: string | null = null;
+  try {
+    wanted = localStorage.getItem(STORAGE_KEY);
+  } catch {
+    // Storage blocked (private mode, sandbox): the default it is.
+  }
+  return isLocale(wanted) ? wanted : DEFAULT_LOCALE;
+}
+
+/** The locale of this page load. */
+export const locale: Locale = storedLocale();
+export const t: Messages = LOCALES[locale].messages;
+export const dateLocale: string = locale;
+
+if (typeof document !== "undefined") {
+  document.documentElement.lang = locale;
+  document.title = t.appName;
+}
+
+/** Remembers the choice and reloads the page in it. */
+export function setLocale(next: Locale): void {
+  if (next === locale) return;
+  localStorage.setItem(STORAGE_KEY, next);
+  window.location.reload();
+}
