@@ -3,6 +3,7 @@
 from dataclasses import dataclass, field
 
 from memchat.chat.prompt import ChatMessage
+from memchat.models.base import new_id
 
 
 @dataclass
@@ -17,3 +18,5 @@ class TurnContext:
     prompt: list[ChatMessage] = field(default_factory=list)
     # the instance that owns the turn: commit point 2 stores the reply only while it still does
     owner: str | None = None
+    # the id the reply will be stored under, known before the first text so a client can be told
+    reply_id: str = field(default_factory=new_id)

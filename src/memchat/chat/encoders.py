@@ -1,15 +1,33 @@
-"""Turn events on the wire. Today's one transport: the AI SDK's TextStreamChatTransport (plain text).
+"""Turn events on the wire.
 
-An encoder turns the relay's event batches into body chunks, and a stored reply into a response.
-A new transport adds its encoder here; the turn does not change.
+A `TurnEncoder` turns a started turn's event batches into a response, and a retry's stored reply
+into one. The turn (chat.turn.run_chat_turn) takes the encoder of its route; it does not change for
+a new transport. Here: the plain text stream of the AI SDK's TextStreamChatTransport (`/api/chat`,
+the seed's wire format). Other transports: chat/ui_stream.py (the AI SDK's UI message stream) and
+openai_compat (OpenAI's chunks).
 """
 
 from collections.abc import AsyncIterator
+from typing import Protocol
 
 from starlette.responses import PlainTextResponse, Response
 from starlette.types import Receive, Scope, Send
 
-from memchat.chat.events import TextDelta, TurnEvent, TurnFailed
+from memchat.chat.events import TextDelta, TurnEvent, TurnFailed, TurnStarted
+from memchat.chat.user_message import StoredReply
+
+EventBatches = AsyncIterator[list[TurnEvent]]
+
+
+class TurnEncoder(Protocol):
+    async def stream(self, started: TurnStarted, batches: EventBatches) -> Response:
+        """The response for a turn whose upstream has started: its events as they come."""
+        ...
+
+    async def stored(self, reply: StoredReply) -> Response:
+        """The response for a retried turn whose reply is already stored."""
+        ...
+
 
 STREAM_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
@@ -35,13 +53,17 @@ async def plain_text_chunks(batches: AsyncIterator[list[TurnEvent]]) -> AsyncIte
             raise StreamFailed
 
 
-def plain_text_stream(batches: AsyncIterator[list[TurnEvent]]) -> Response:
-    return StreamBody(plain_text_chunks(batches), "text/plain; charset=utf-8")
+class PlainTextEncoder:
+    """The seed's wire format: the reply's text, nothing else."""
+
+    async def stream(self, started: TurnStarted, batches: EventBatches) -> Response:
+        return StreamBody(plain_text_chunks(batches), "text/plain; charset=utf-8")
+
+    async def stored(self, reply: StoredReply) -> Response:
+        return PlainTextResponse(reply.text, headers=STREAM_HEADERS)
 
 
-def plain_text_stored(text: str) -> Response:
-    """A retry answered with the reply already stored."""
-    return PlainTextResponse(text, headers=STREAM_HEADERS)
+PLAIN_TEXT = PlainTextEncoder()
 
 
 class StreamBody(Response):
@@ -51,12 +73,12 @@ class StreamBody(Response):
     relay owns the upstream and the save, so a client that goes away only ends these writes.
     """
 
-    def __init__(self, chunks: AsyncIterator[bytes], media_type: str):
+    def __init__(self, chunks: AsyncIterator[bytes], media_type: str, headers: dict[str, str] | None = None):
         self.chunks = chunks
         self.status_code = 200
         self.media_type = media_type
         self.background = None
-        self.init_headers(STREAM_HEADERS)
+        self.init_headers({**STREAM_HEADERS, **(headers or {})})
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:

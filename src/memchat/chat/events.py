@@ -4,6 +4,20 @@ from dataclasses import dataclass
 
 
 @dataclass(frozen=True, slots=True)
+class TurnStarted:
+    """What a streamed turn is, known before its first text: the ids a client can keep.
+
+    `reply_id` is the id the reply will be stored under (the history endpoint shows the same id);
+    the other ids are None for a turn without an agent (nothing is stored).
+    """
+
+    reply_id: str
+    user_message_id: str | None
+    conversation_id: str | None
+    agent_id: str | None
+
+
+@dataclass(frozen=True, slots=True)
 class TextDelta:
     text: str
 

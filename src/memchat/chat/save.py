@@ -53,6 +53,7 @@ def save_assistant_turn(
         role="assistant",
         content=message,
         now_ms=now,
+        message_id=turn.reply_id,
         status=COMPLETED if completed else INCOMPLETE,
         reply_to_id=turn.user_message_id,
         extraction_state=extraction_state,

@@ -18,7 +18,8 @@ from starlette.responses import Response
 
 from memchat.auth.repository import get_user
 from memchat.chat.context import TurnContext
-from memchat.chat.encoders import plain_text_stored, plain_text_stream
+from memchat.chat.encoders import PLAIN_TEXT, TurnEncoder
+from memchat.chat.events import TurnStarted
 from memchat.chat.intent import TurnIntent, read_intent
 from memchat.chat.prompt import PromptProfile, build_prompt_messages
 from memchat.chat.relay import TurnRelay, end_turn
@@ -38,6 +39,7 @@ async def run_chat_turn(
     request: ChatRequest,
     idempotency_key: str | None,
     setup_done: Callable[[], None] | None = None,
+    encoder: TurnEncoder = PLAIN_TEXT,
 ) -> Response:
     wait_s = await services.limiter.check(user_id)
     if wait_s:
@@ -46,7 +48,7 @@ async def run_chat_turn(
         intent = read_intent(request, user_id, idempotency_key, services.limits)
         turn = await prepare_turn(services, intent)
         if isinstance(turn, StoredReply):
-            return plain_text_stored(turn.text)
+            return await encoder.stored(turn)
     finally:
         if setup_done is not None:
             setup_done()  # the next turn's setup may start while this one waits for the model
@@ -57,7 +59,8 @@ async def run_chat_turn(
         raise
     relay = TurnRelay(services, turn, reply)
     services.background.spawn(relay.run(), name=f"turn-{turn.user_message_id or 'compat'}")
-    return plain_text_stream(relay.events())
+    started = TurnStarted(turn.reply_id, turn.user_message_id, turn.conversation_id, turn.agent_id)
+    return await encoder.stream(started, relay.events())
 
 
 async def prepare_turn(services: ChatServices, intent: TurnIntent) -> TurnContext | StoredReply:

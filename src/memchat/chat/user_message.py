@@ -35,6 +35,9 @@ class StoredReply:
     """A retried send whose reply is already stored: answer with it, start nothing."""
 
     text: str
+    reply_id: str
+    user_message_id: str
+    conversation_id: str
 
 
 @dataclass(frozen=True)
@@ -136,9 +139,9 @@ def _answer_again(conn: Connection, claim: TurnClaim, message: AnyRow) -> TurnMe
     or this instance answers it again (the claim decides between two that try at once)."""
     if messages.turn_is_live(message, claim.now_ms):
         raise Conflict("this message is still being answered", code="turn_in_progress")
-    reply = messages.reply_text(conn, message.id)
+    reply = messages.current_reply(conn, message.id)
     if reply is not None:
-        return StoredReply(reply)
+        return StoredReply(reply.content, reply.id, message.id, reply.conversation_id)
     _claim(conn, claim, message.id, "this message is still being answered")
     return TurnMessage(message.id, message.seq, message.content)
 

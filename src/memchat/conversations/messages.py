@@ -169,17 +169,16 @@ def last_live_message(conn: Connection, conversation_id: str, role: str) -> AnyR
 
 
 _REPLY_TO = (
-    select(messages.c.content)
+    select(messages.c.id, messages.c.content, messages.c.conversation_id)
     .where(messages.c.reply_to_id == bindparam("user_message_id"), messages.c.status != SUPERSEDED)
     .order_by(messages.c.seq.desc())
     .limit(1)
 )
 
 
-def reply_text(conn: Connection, user_message_id: str) -> str | None:
-    """The text of the current (not superseded) assistant reply to a user message."""
-    content = conn.execute(_REPLY_TO, {"user_message_id": user_message_id}).scalar_one_or_none()
-    return None if content is None else str(content)
+def current_reply(conn: Connection, user_message_id: str) -> AnyRow | None:
+    """The current (not superseded) assistant reply to a user message: id, content, conversation_id."""
+    return conn.execute(_REPLY_TO, {"user_message_id": user_message_id}).one_or_none()
 
 
 _SUPERSEDE = (
