@@ -17,6 +17,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import JSONResponse
 
 from memchat.agents.router import router as agents_router
+from memchat.api_docs import install_api_docs
 from memchat.auth.router import router as auth_router
 from memchat.background import BackgroundTasks
 from memchat.chat.admission import TurnAdmission
@@ -204,8 +205,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         summary="Chat-agent server with server-side history, a rolling summary and long-term memory",
         lifespan=lifespan,
         redirect_slashes=False,  # /api/agents/ is an unknown route (404), not a redirect
+        docs_url=None,  # install_api_docs: the same pages with their assets served from here
+        redoc_url=None,
     )
     install_error_handlers(app)
+    install_api_docs(app)
 
     @app.get("/healthz", tags=["health"])
     async def healthz(request: Request) -> Any:
