@@ -85,6 +85,8 @@ def optional_profile_fields(*extra: str) -> dict[str, Any]:
 class ConversationOut(CamelModel):
     id: str
     agent_id: str
+    title: str | None
+    is_default: bool
     summary: str | None
     message_count: int
     last_message_at_ms: int | None

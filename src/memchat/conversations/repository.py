@@ -6,7 +6,7 @@ Two kinds of access side by side: the chat turn's statements on a sync `Connecti
 
 from typing import Any, cast
 
-from sqlalchemy import Table, bindparam, select, update
+from sqlalchemy import Table, bindparam, delete, func, select, update
 from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -151,6 +151,50 @@ async def get_or_create_default_conversation(
 
 async def conversation_by_id(session: AsyncSession, conversation_id: str) -> Conversation | None:
     return await session.get(Conversation, conversation_id)
+
+
+async def users_conversation(session: AsyncSession, user_id: str, conversation_id: str) -> Conversation | None:
+    result = await session.execute(
+        select(Conversation).where(Conversation.id == conversation_id, Conversation.user_id == user_id)
+    )
+    return result.scalar_one_or_none()
+
+
+async def list_conversations(session: AsyncSession, user_id: str, agent_id: str) -> list[Conversation]:
+    """The agent's conversations, the most recently active first (new, empty ones by creation)."""
+    activity = func.coalesce(Conversation.last_message_at_ms, Conversation.created_at_ms)
+    result = await session.execute(
+        select(Conversation)
+        .where(Conversation.agent_id == agent_id, Conversation.user_id == user_id)
+        .order_by(activity.desc(), Conversation.created_at_ms.desc(), Conversation.id)
+    )
+    return list(result.scalars().all())
+
+
+async def create_conversation(
+    session: AsyncSession, *, user_id: str, agent_id: str, title: str | None, now_ms: int
+) -> Conversation:
+    """A conversation beside the default one (slot NULL: any number of them per agent)."""
+    conversation = Conversation(
+        id=new_id(),
+        user_id=user_id,
+        agent_id=agent_id,
+        slot=None,
+        title=title,
+        summary=None,
+        message_count=0,
+        last_message_at_ms=None,
+        created_at_ms=now_ms,
+        updated_at_ms=now_ms,
+    )
+    session.add(conversation)
+    await session.flush()
+    return conversation
+
+
+async def delete_conversation(session: AsyncSession, conversation_id: str) -> None:
+    """Its messages go with it (ON DELETE CASCADE); memories stay: they belong to the agent."""
+    await session.execute(delete(Conversation).where(Conversation.id == conversation_id))
 
 
 async def store_llm_summary(

@@ -1,8 +1,43 @@
-from typing import Literal
+from typing import Annotated, Literal
+
+from pydantic import BeforeValidator, Field
 
 from memchat.schemas import CamelModel, ConversationOut
+from memchat.text import normalize
 
-__all__ = ["ConversationOut", "MessageOut", "MessagePage", "TextPart"]
+__all__ = [
+    "ConversationCreate",
+    "ConversationList",
+    "ConversationOut",
+    "ConversationPatch",
+    "MessageOut",
+    "MessagePage",
+    "TextPart",
+]
+
+TITLE_MAX_CHARS = 200
+
+
+def _title(value: object) -> object:
+    # Normalized like every stored text; blank means "no title" (the console names it).
+    return normalize(value) if isinstance(value, str) else value
+
+
+Title = Annotated[Annotated[str, Field(max_length=TITLE_MAX_CHARS)] | None, BeforeValidator(_title)]
+
+
+class ConversationCreate(CamelModel):
+    title: Title = None
+
+
+class ConversationPatch(CamelModel):
+    """`title: null` or blank removes the name."""
+
+    title: Title
+
+
+class ConversationList(CamelModel):
+    conversations: list[ConversationOut]
 
 
 class TextPart(CamelModel):

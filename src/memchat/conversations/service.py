@@ -3,8 +3,16 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from memchat.agents.service import require_agent
 from memchat.clock import now_ms
 from memchat.conversations import messages, repository
-from memchat.conversations.schemas import ConversationOut, MessageOut, MessagePage, TextPart
-from memchat.errors import NotFound
+from memchat.conversations.schemas import (
+    ConversationCreate,
+    ConversationList,
+    ConversationOut,
+    ConversationPatch,
+    MessageOut,
+    MessagePage,
+    TextPart,
+)
+from memchat.errors import Conflict, NotFound
 from memchat.models import Conversation, Message
 
 
@@ -38,6 +46,25 @@ async def history(
         if before is not None:
             raise NotFound("message not found", code="message_not_found")
         return MessagePage(messages=[], has_more=False)
+    return await _page(session, conversation, limit=limit, before=before, include_superseded=include_superseded)
+
+
+async def conversation_history(
+    session: AsyncSession,
+    user_id: str,
+    conversation_id: str,
+    *,
+    limit: int,
+    before: str | None,
+    include_superseded: bool,
+) -> MessagePage:
+    conversation = await require_conversation(session, user_id, conversation_id)
+    return await _page(session, conversation, limit=limit, before=before, include_superseded=include_superseded)
+
+
+async def _page(
+    session: AsyncSession, conversation: Conversation, *, limit: int, before: str | None, include_superseded: bool
+) -> MessagePage:
     before_seq = None
     if before is not None:
         anchor = await messages.get_message(session, conversation.id, before)
@@ -48,3 +75,51 @@ async def history(
         session, conversation.id, limit=limit, before_seq=before_seq, include_superseded=include_superseded
     )
     return MessagePage(messages=[message_out(m) for m in rows], has_more=has_more)
+
+
+async def require_conversation(session: AsyncSession, user_id: str, conversation_id: str) -> Conversation:
+    """The user's conversation; someone else's is not found, like an unknown id."""
+    conversation = await repository.users_conversation(session, user_id, conversation_id)
+    if conversation is None:
+        raise NotFound("conversation not found", code="conversation_not_found")
+    return conversation
+
+
+async def list_conversations(session: AsyncSession, user_id: str, agent_id: str) -> ConversationList:
+    # The default conversation is always listed, made on first use as GET .../conversation does.
+    await default_conversation(session, user_id, agent_id)
+    rows = await repository.list_conversations(session, user_id, agent_id)
+    return ConversationList(conversations=[ConversationOut.model_validate(c) for c in rows])
+
+
+async def create_conversation(
+    session: AsyncSession, user_id: str, agent_id: str, body: ConversationCreate
+) -> ConversationOut:
+    await require_agent(session, user_id, agent_id)
+    created = await repository.create_conversation(
+        session, user_id=user_id, agent_id=agent_id, title=body.title, now_ms=now_ms()
+    )
+    return ConversationOut.model_validate(created)
+
+
+async def rename_conversation(
+    session: AsyncSession, user_id: str, conversation_id: str, body: ConversationPatch
+) -> ConversationOut:
+    conversation = await require_conversation(session, user_id, conversation_id)
+    conversation.title = body.title
+    conversation.updated_at_ms = now_ms()
+    await session.flush()
+    return ConversationOut.model_validate(conversation)
+
+
+async def delete_conversation(session: AsyncSession, user_id: str, conversation_id: str) -> None:
+    """Deletes the conversation and its messages; the agent's memories stay. Refused while a reply
+    in it is being written (its save would have nowhere to go)."""
+    conversation = await require_conversation(session, user_id, conversation_id)
+    at, conversation_id = now_ms(), conversation.id
+    live = await session.run_sync(
+        lambda sync: messages.live_turn_in_conversation(sync.connection(), conversation_id, at)
+    )
+    if live:
+        raise Conflict("a reply in this conversation is still being written", code="turn_in_progress")
+    await repository.delete_conversation(session, conversation.id)

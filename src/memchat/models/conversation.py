@@ -19,6 +19,8 @@ class Conversation(Base):
     user_id: Mapped[str] = mapped_column(String(36), ForeignKey("users.id", ondelete="CASCADE"))
     agent_id: Mapped[str] = mapped_column(String(36), ForeignKey("agents.id", ondelete="CASCADE"))
     slot: Mapped[str | None] = mapped_column(String(20))
+    # A name the user gave it (the console's conversation list); None: the console names it.
+    title: Mapped[str | None] = mapped_column(Text, default=None)
     summary: Mapped[str | None] = mapped_column(Text)
     message_count: Mapped[int] = mapped_column(Integer, default=0)
     last_message_at_ms: Mapped[int | None] = mapped_column(BigInteger)
@@ -27,3 +29,7 @@ class Conversation(Base):
     # MEMCHAT_SUMMARY=llm: the last LLM summary and the seq of the last message it covers.
     llm_summary: Mapped[str | None] = mapped_column(Text, default=None)
     llm_summary_through_seq: Mapped[int | None] = mapped_column(BigInteger, default=None)
+
+    @property
+    def is_default(self) -> bool:
+        return self.slot == DEFAULT_SLOT
