@@ -124,10 +124,11 @@ class MemorySettings(_Group):
 class SummarySettings(_Group):
     model_config = SettingsConfigDict(env_prefix=f"{_PREFIX}SUMMARY_")
 
-    strategy: Literal["rules", "llm"] = Field(
+    strategy: Literal["rules", "digest", "llm"] = Field(
         default="rules",
         validation_alias=_env("summary", "strategy", "summary_strategy"),
-        description="env MEMCHAT_SUMMARY; llm: an LLM summary every N turns in the background",
+        description="env MEMCHAT_SUMMARY; digest: each turn once, what the user marked kept (no LLM); "
+        "llm: an LLM summary every N turns in the background",
     )
     every_n_turns: int = Field(default=6, ge=1, le=1000)
     llm_max_chars: int = Field(default=600, ge=50, le=1600)

@@ -153,7 +153,12 @@ class TurnRelay:
             attempt += 1
             try:
                 return await self._services.db.run_write(
-                    save_assistant_turn, self._turn, text, completed=completed, extraction_state=extraction_state
+                    save_assistant_turn,
+                    self._turn,
+                    text,
+                    completed=completed,
+                    extraction_state=extraction_state,
+                    summary_strategy=self._services.summary.strategy,
                 )
             except DBAPIError:
                 # The reply exists only in memory now: a busy database must not lose it.

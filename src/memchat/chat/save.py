@@ -6,7 +6,7 @@ from sqlalchemy.engine import Connection
 
 from memchat.agents.repository import set_latest_message
 from memchat.chat.context import TurnContext
-from memchat.chat.summary import build_conversation_summary
+from memchat.chat.digest_summary import roll_summary
 from memchat.clock import now_ms
 from memchat.conversations import messages
 from memchat.conversations import repository as conversations
@@ -28,6 +28,7 @@ def save_assistant_turn(
     *,
     completed: bool,
     extraction_state: str = EXTRACTION_PENDING,
+    summary_strategy: str = "rules",
 ) -> SavedReply | None:
     """Insert the reply, roll the summary, count it, update the agent list's preview.
 
@@ -63,7 +64,7 @@ def save_assistant_turn(
     # What the summary rolls on is what is stored now: the same as commit point 1 read when no
     # other turn of the conversation ended meanwhile, and with their lines when one did.
     previous = conversations.summary_for_update(conn, turn.conversation_id)
-    summary = build_conversation_summary(previous, turn.recent, turn.user_text, message)
+    summary = roll_summary(summary_strategy, previous, turn.recent, turn.user_text, message)
     conversations.bump_with_summary(conn, turn.conversation_id, summary=summary, now_ms=now)
     set_latest_message(conn, agent_id=turn.agent_id, text=message, now_ms=now)
     return reply
