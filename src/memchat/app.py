@@ -18,6 +18,7 @@ from starlette.responses import JSONResponse
 
 from memchat.agents.router import router as agents_router
 from memchat.api_docs import install_api_docs
+from memchat.auth.keys_router import router as keys_router
 from memchat.auth.router import router as auth_router
 from memchat.background import BackgroundTasks
 from memchat.chat.admission import TurnAdmission
@@ -229,7 +230,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         llm = "remote" if local is None else f"local:{local.state}"
         return Health(status="ok", database="ok", llm=llm)
 
-    for router in (auth_router, agents_router, conversations_router, memories_router, chat_router):
+    for router in (auth_router, keys_router, agents_router, conversations_router, memories_router, chat_router):
         app.include_router(router)
     mount_console(app, settings.http.web_dist_dir or default_dist_dir())
 

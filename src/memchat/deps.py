@@ -10,6 +10,7 @@ from typing import Annotated, TypeVar
 from fastapi import Depends, Request
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from memchat.background import BackgroundTasks
 from memchat.db.engine import Database
 from memchat.security import TokenCodec
 from memchat.settings import Settings
@@ -33,6 +34,7 @@ AppSettings = Annotated[Settings, Depends(_part("settings", Settings))]
 Db = Annotated[Database, Depends(_part("db", Database))]
 Tokens = Annotated[TokenCodec, Depends(_part("tokens", TokenCodec))]
 Throttle = Annotated[LoginGuard, Depends(_part("login_throttle", LoginGuard))]
+Background = Annotated[BackgroundTasks, Depends(_part("background", BackgroundTasks))]
 
 
 async def _read_session(db: Db) -> AsyncIterator[AsyncSession]:

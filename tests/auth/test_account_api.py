@@ -120,7 +120,7 @@ async def test_export_holds_everything_of_the_account_and_nothing_else(running: 
     response = await running.client.get("/api/me/export", headers=auth(token))
     assert response.status_code == 200
     export = response.json()
-    assert set(export) == {"exportedAtMs", "user", "agents", "conversations", "messages", "memories"}
+    assert set(export) == {"exportedAtMs", "user", "agents", "conversations", "messages", "memories", "apiKeys"}
     assert export["user"] == me
     assert "password" not in response.text.lower()
 

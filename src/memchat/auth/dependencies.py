@@ -5,12 +5,15 @@ from typing import Annotated
 from fastapi import Depends
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
+from memchat.auth.keys import is_api_key, user_for_key, user_id_for_key
 from memchat.auth.service import user_for_token
-from memchat.deps import Db, Tokens
+from memchat.deps import Background, Db, Tokens
 from memchat.errors import Unauthorized
 from memchat.models import User
 
-_bearer = HTTPBearer(auto_error=False, description="Authorization: Bearer <token from /api/auth/login>")
+_bearer = HTTPBearer(
+    auto_error=False, description="Authorization: Bearer <token from /api/auth/login, or an API key from /api/keys>"
+)
 
 
 async def _bearer_token(credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]) -> str:
@@ -22,7 +25,9 @@ async def _bearer_token(credentials: Annotated[HTTPAuthorizationCredentials | No
 BearerToken = Annotated[str, Depends(_bearer_token)]
 
 
-async def _current_user(db: Db, tokens: Tokens, token: BearerToken) -> User:
+async def _current_user(db: Db, tokens: Tokens, background: Background, token: BearerToken) -> User:
+    if is_api_key(token):
+        return await user_for_key(db, background, token)
     async with db.read() as session:
         return await user_for_token(session, tokens, token)
 
@@ -30,9 +35,12 @@ async def _current_user(db: Db, tokens: Tokens, token: BearerToken) -> User:
 CurrentUser = Annotated[User, Depends(_current_user)]
 
 
-async def _token_user_id(tokens: Tokens, token: BearerToken) -> str:
-    """The token's user id, verified by signature only: the chat turn checks the user in its own
-    transaction (an agent found by (id, user_id) proves it), saving a transaction per turn."""
+async def _token_user_id(db: Db, tokens: Tokens, background: Background, token: BearerToken) -> str:
+    """The token's user id. A login token is verified by signature only: the chat turn checks the
+    user in its own transaction (an agent found by (id, user_id) proves it), saving a transaction per
+    turn. An API key is looked up (one indexed read), so a revoked key is refused at once."""
+    if is_api_key(token):
+        return await user_id_for_key(db, background, token)
     return tokens.user_id(token)
 
 

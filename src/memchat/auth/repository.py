@@ -14,7 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import InstrumentedAttribute
 
 from memchat.clock import now_ms
-from memchat.models import Agent, Conversation, Memory, MemoryEvent, Message, User
+from memchat.models import Agent, ApiKey, Conversation, Memory, MemoryEvent, Message, User
 
 users = cast(Table, User.__table__)
 
@@ -79,6 +79,7 @@ class AccountRows:
     messages: Sequence[Message]
     memories: Sequence[Memory]
     memory_events: Sequence[MemoryEvent]
+    api_keys: Sequence[ApiKey]
 
 
 async def account_rows(session: AsyncSession, user_id: str) -> AccountRows:
@@ -96,12 +97,16 @@ async def account_rows(session: AsyncSession, user_id: str) -> AccountRows:
         select(Memory).where(Memory.user_id == user_id).order_by(Memory.created_at_ms, Memory.id)
     )
     events = await session.scalars(select(MemoryEvent).where(MemoryEvent.user_id == user_id).order_by(MemoryEvent.seq))
+    api_keys = await session.scalars(
+        select(ApiKey).where(ApiKey.user_id == user_id).order_by(ApiKey.created_at_ms, ApiKey.id)
+    )
     return AccountRows(
         agents=agents.all(),
         conversations=conversations.all(),
         messages=messages.all(),
         memories=memories.all(),
         memory_events=events.all(),
+        api_keys=api_keys.all(),
     )
 
 

@@ -66,5 +66,6 @@ async def delete_me(user: CurrentUser, session: WriteSession) -> Response:
 @router.get("/api/me/export")
 async def export_me(user: CurrentUser, session: ReadSession) -> AccountExport:
     """Everything stored for the account, as JSON: the user, agents, conversations, every message
-    (superseded ones too, see `status`), and memories (archived ones too) with their history events."""
+    (superseded ones too, see `status`), memories (archived ones too) with their history events, and
+    API keys (names and prefixes, never the keys)."""
     return await service.export_account(session, user)

@@ -2,6 +2,7 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
+from memchat.auth.keys_schemas import ApiKeyOut
 from memchat.schemas import AgentProfile, CamelModel, ConversationOut
 
 # What sign-up takes, and so what every other way to set an email or a password takes (the
@@ -109,6 +110,7 @@ class AccountExport(CamelModel):
     conversations: list[ExportedConversation]
     messages: list[ExportedMessage]
     memories: list[ExportedMemory]
+    api_keys: list[ApiKeyOut] = Field(description="the account's API keys: names and prefixes, never the keys")
 
 
 __all__ = [

@@ -4,6 +4,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memchat.auth import repository
+from memchat.auth.keys_schemas import ApiKeyOut
 from memchat.auth.schemas import (
     AccountExport,
     ExportedAgent,
@@ -110,4 +111,5 @@ async def export_account(session: AsyncSession, user: User) -> AccountExport:
         conversations=[_exported(ExportedConversation, c) for c in rows.conversations],
         messages=[_exported(ExportedMessage, m) for m in rows.messages],
         memories=[_exported(ExportedMemory, m, events=events.get(m.id, [])) for m in rows.memories],
+        api_keys=[ApiKeyOut.model_validate(k) for k in rows.api_keys],
     )
