@@ -156,6 +156,11 @@ class LimitSettings(_Group):
     max_profile_field_chars: int = Field(default=2_000, ge=1)
     max_memories_per_agent: int = Field(default=1_000, ge=1)
     max_reply_chars: int = Field(default=32_000, ge=1, description="longer replies are cut here, stored incomplete")
+    empty_profile_fields: Literal["kept", "omitted"] = Field(
+        default="kept",
+        description="the prompt's profile message: kept writes every line as the seed does (v1); omitted "
+        "leaves out empty fields and a line with nothing",
+    )
     max_history_message_chars: int = Field(
         default=32_000, ge=1, description="each history message's share of the prompt"
     )

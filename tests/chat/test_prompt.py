@@ -1,6 +1,7 @@
 """Prompt assembly, byte for byte (docs/behaviour.md: Prompt assembly)."""
 
 from memchat.chat.prompt import (
+    EmptyProfileFields,
     PromptProfile,
     build_profile_message,
     build_prompt_messages,
@@ -96,3 +97,63 @@ def test_compatibility_path_appends_nothing_and_may_have_no_profile() -> None:
         latest_user_text=None,
     )
     assert messages[1:] == [{"role": "user", "content": "你好"}]
+
+
+# Empty profile fields. The seed's template (the v1 contract) writes every line whatever is empty;
+# MEMCHAT_EMPTY_PROFILE_FIELDS=omitted leaves empty ones out.
+
+
+def test_empty_fields_are_kept_by_default_as_the_seed_writes_them() -> None:
+    profile = PromptProfile(name="测试助手", relationship="朋友")
+    expected = (
+        "聊天对象：测试助手（）\n对象状态：，\n关系阶段：朋友\n聊天主题：\n共同点：\n心动值： \n互动节奏：\n对象备注："
+    )
+    assert build_profile_message(profile) == expected
+    assert build_profile_message(profile, "kept") == expected
+
+
+def test_omitted_mode_leaves_out_empty_fields_and_their_punctuation() -> None:
+    profile = PromptProfile(name="测试助手", status="在线", chemistry="78", profile_note="  ")
+    assert build_profile_message(profile, "omitted") == "聊天对象：测试助手\n对象状态：在线\n心动值：78"
+    assert build_profile_message(PromptProfile(handle="@lin", last_active="刚刚"), "omitted") == (
+        "聊天对象：@lin\n对象状态：刚刚"
+    )
+    assert build_profile_message(PromptProfile(name="小林", chemistry_label="心动"), "omitted") == (
+        "聊天对象：小林\n心动值：心动"
+    )
+
+
+def test_omitted_mode_is_the_seed_message_when_every_field_is_set() -> None:
+    profile = PromptProfile(
+        name="小林",
+        handle="@lin",
+        status="在线",
+        last_active="刚刚",
+        relationship="暧昧期",
+        headline="周末去哪",
+        topic="爬山",
+        chemistry_label="心动",
+        chemistry="78",
+        rhythm="晚上聊",
+        profile_note="慢热",
+    )
+    assert build_profile_message(profile, "omitted") == build_profile_message(profile)
+
+
+def test_omitted_mode_sends_no_profile_message_when_all_is_empty() -> None:
+    def prompt(mode: EmptyProfileFields) -> list[dict[str, str]]:
+        return build_prompt_messages(
+            default_prompt=None,
+            memories=[],
+            summary=None,
+            profile=PromptProfile(),
+            history=[],
+            latest_user_text="你好",
+            empty_profile_fields=mode,
+        )
+
+    assert [m["role"] for m in prompt("omitted")] == ["system", "user"]
+    assert prompt("omitted")[1]["content"] == "你好"
+    kept = prompt("kept")
+    assert [m["role"] for m in kept] == ["system", "user", "user"]
+    assert kept[1]["content"].startswith("聊天对象：（）\n对象状态：，\n")

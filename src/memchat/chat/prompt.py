@@ -1,6 +1,7 @@
 """Prompt assembly, byte for byte as docs/behaviour.md fixes it. Pure functions."""
 
 from collections.abc import Mapping, Sequence
+from typing import Literal
 
 from pydantic import ConfigDict
 
@@ -19,6 +20,9 @@ MEMORY_HEADER = "以下是用户与该 Agent 的长期记忆，请优先尊重�
 SUMMARY_PREFIX = "此前对话摘要："
 
 ChatMessage = dict[str, str]
+# "kept": the seed's profile message, every line whatever is empty (the v1 contract, the default);
+# "omitted": empty fields left out (MEMCHAT_EMPTY_PROFILE_FIELDS=omitted).
+EmptyProfileFields = Literal["kept", "omitted"]
 
 
 class PromptProfile(ProfileFields):
@@ -45,7 +49,9 @@ def build_system_prompt(default_prompt: str | None, memories: Sequence[StoredMem
     return "\n".join(part for part in parts if part)
 
 
-def build_profile_message(profile: PromptProfile) -> str:
+def build_profile_message(profile: PromptProfile, empty_fields: EmptyProfileFields = "kept") -> str:
+    if empty_fields == "omitted":
+        return _compact_profile_message(profile)
     return "\n".join(
         [
             f"聊天对象：{profile.name}（{profile.handle}）",
@@ -58,6 +64,31 @@ def build_profile_message(profile: PromptProfile) -> str:
             f"对象备注：{profile.profile_note}",
         ]
     )
+
+
+def _compact_profile_message(profile: PromptProfile) -> str:
+    """The seed's lines with what is empty (or blank) left out: a line with nothing is dropped.
+
+    The handle's parentheses go with the handle; a line of two values keeps its separator only
+    between two. "" when every field is empty.
+    """
+
+    def present(*values: str) -> list[str]:
+        return [value for value in values if value.strip()]
+
+    name = present(profile.name)
+    handle = [f"（{h}）" for h in present(profile.handle)]
+    lines = [
+        ("聊天对象", "".join(name + handle) if name else "".join(present(profile.handle))),
+        ("对象状态", "，".join(present(profile.status, profile.last_active))),
+        ("关系阶段", "".join(present(profile.relationship))),
+        ("聊天主题", "".join(present(profile.headline))),
+        ("共同点", "".join(present(profile.topic))),
+        ("心动值", " ".join(present(profile.chemistry_label, profile.chemistry))),
+        ("互动节奏", "".join(present(profile.rhythm))),
+        ("对象备注", "".join(present(profile.profile_note))),
+    ]
+    return "\n".join(f"{label}：{value}" for label, value in lines if value)
 
 
 def history_messages(history: Sequence[tuple[str, str]]) -> list[ChatMessage]:
@@ -78,17 +109,19 @@ def build_prompt_messages(
     profile: PromptProfile | None,
     history: Sequence[tuple[str, str]],
     latest_user_text: str | None,
+    empty_profile_fields: EmptyProfileFields = "kept",
 ) -> list[ChatMessage]:
     """System, profile, history, then the user's text once.
 
     `latest_user_text` is None on the compatibility path, whose history (the client's messages)
-    already ends with the user's input.
+    already ends with the user's input. With `empty_profile_fields="omitted"` a profile whose
+    fields are all empty sends no profile message.
     """
     messages: list[ChatMessage] = [
         {"role": "system", "content": build_system_prompt(default_prompt, memories, summary)}
     ]
-    if profile is not None:
-        messages.append({"role": "user", "content": build_profile_message(profile)})
+    if profile is not None and (profile_text := build_profile_message(profile, empty_profile_fields)):
+        messages.append({"role": "user", "content": profile_text})
     messages += history_messages(history)
     if latest_user_text is not None:
         messages.append({"role": "user", "content": latest_user_text})
