@@ -30,6 +30,7 @@ from memchat.db.engine import Database, ReadOnlyDatabase, create_database
 from memchat.db.errors import is_busy, is_unavailable
 from memchat.db.migrate import is_up_to_date, upgrade
 from memchat.errors import MemchatError
+from memchat.imports.router import router as imports_router
 from memchat.limits import BodySizeLimit
 from memchat.llm.client import LLMClient
 from memchat.llm.setup import build_llm
@@ -230,7 +231,15 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         llm = "remote" if local is None else f"local:{local.state}"
         return Health(status="ok", database="ok", llm=llm)
 
-    for router in (auth_router, keys_router, agents_router, conversations_router, memories_router, chat_router):
+    for router in (
+        auth_router,
+        keys_router,
+        agents_router,
+        conversations_router,
+        imports_router,
+        memories_router,
+        chat_router,
+    ):
         app.include_router(router)
     mount_console(app, settings.http.web_dist_dir or default_dist_dir())
 

@@ -1,0 +1,1 @@
+"""Importing an existing conversation as an agent's history (POST /api/agents/{id}/import)."""
