@@ -42,7 +42,14 @@ def test_history_shows_each_change_and_revert_restores_it(
     expect(first.get_by_test_id("memory-event-before")).to_contain_text("此前不存在")
     screenshots.take(page, "memory-history")
 
+    # Reverting asks first; cancelling changes nothing.
     newest.get_by_test_id("memory-event-revert").click()
+    expect(newest).to_contain_text("把这条记忆恢复成这次变更之前的样子？")
+    newest.get_by_role("button", name="取消").click()
+    expect(events).to_have_count(2)
+    expect(card.get_by_test_id("memory-content")).to_have_text(EDITED)
+    newest.get_by_test_id("memory-event-revert").click()
+    newest.get_by_test_id("memory-event-revert-confirm").click()
     expect(card.get_by_test_id("memory-content")).to_have_text(SAID)
     expect(events).to_have_count(3)
     expect(events.nth(0).get_by_test_id("memory-event-kind")).to_have_text("被恢复")

@@ -2,12 +2,14 @@ import type { ReactNode } from "react";
 import { BrowserRouter, Navigate, Route, Routes, useLocation } from "react-router-dom";
 import { AuthProvider, useAuth } from "./auth";
 import { Layout } from "./components/Layout";
-import { t } from "./i18n";
+import { AccountPage } from "./pages/AccountPage";
 import { AgentFormPage } from "./pages/AgentFormPage";
 import { AgentListPage } from "./pages/AgentListPage";
 import { ChatPage } from "./pages/ChatPage";
 import { LoginPage } from "./pages/LoginPage";
+import { ApiKeysPage } from "./pages/ApiKeysPage";
 import { MemoryPage } from "./pages/MemoryPage";
+import { NotFoundPage } from "./pages/NotFoundPage";
 
 function RequireAuth({ children }: { children: ReactNode }) {
   const { token } = useAuth();
@@ -28,7 +30,9 @@ export function App() {
           <Route path="/agents/:agentId/edit" element={<RequireAuth><AgentFormPage /></RequireAuth>} />
           <Route path="/agents/:agentId/chat" element={<RequireAuth><ChatPage /></RequireAuth>} />
           <Route path="/agents/:agentId/memories" element={<RequireAuth><MemoryPage /></RequireAuth>} />
-          <Route path="*" element={<p className="empty">{t.errors.notFound}</p>} />
+          <Route path="/account" element={<RequireAuth><AccountPage /></RequireAuth>} />
+          <Route path="/keys" element={<RequireAuth><ApiKeysPage /></RequireAuth>} />
+          <Route path="*" element={<RequireAuth><NotFoundPage /></RequireAuth>} />
         </Routes>
       </BrowserRouter>
     </AuthProvider>

@@ -34,31 +34,48 @@ export function apiErrorFrom(status: number, bodyText: string): ApiError {
   return new ApiError(status, parsed?.code ?? `http_${status}`, message);
 }
 
-export type ErrorDescription = { text: string; detail?: string };
+export type ErrorDescription = {
+  /** In the UI language, always. */
+  text: string;
+  /** The server's own words (English), for a details line; absent when there are none. */
+  detail?: string;
+};
+
+function localized(code: string | undefined, status: number | undefined): string {
+  const byCode = code !== undefined ? t.errors.codes[code] : undefined;
+  if (byCode) return byCode;
+  const byStatus = status !== undefined ? t.errors.status[status] : undefined;
+  return byStatus ?? t.errors.generic;
+}
 
 /**
  * What to tell a person about any error the console meets. useChat's errors carry the
  * response body as their message (the AI SDK's text transport cannot do better), so a JSON
- * error body is unpacked here. Known codes read in the UI language; the server's own words
- * come along as detail.
+ * error body is unpacked here. The text is always in the UI language (by the server's error
+ * code, else by the HTTP status, else a generic sentence); the server's own words come along
+ * only as detail, never mixed into the text.
  */
 export function describeError(error: unknown): ErrorDescription {
   let code: string | undefined;
-  let message: string;
+  let status: number | undefined;
+  let message: string | undefined;
   if (error instanceof ApiError) {
     code = error.code;
+    status = error.status;
     message = error.message;
   } else if (error instanceof TypeError) {
-    return { text: t.errors.network, detail: error.message };
+    return { text: t.errors.network, detail: error.message || undefined };
   } else if (error instanceof Error) {
     const responseBody = (error as { responseBody?: unknown }).responseBody;
+    const statusCode = (error as { statusCode?: unknown }).statusCode;
+    if (typeof statusCode === "number") status = statusCode;
     const source = typeof responseBody === "string" && responseBody ? responseBody : error.message;
     const parsed = parseErrorBody(source);
     code = parsed?.code;
-    message = parsed?.message ?? (source || t.errors.generic);
+    message = parsed?.message ?? (source || undefined);
   } else {
     return { text: t.errors.generic };
   }
-  const known = code !== undefined ? t.errors.codes[code] : undefined;
-  return known ? { text: known, detail: message } : { text: message };
+  const text = localized(code, status);
+  return message && message !== text ? { text, detail: message } : { text };
 }

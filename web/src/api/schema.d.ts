@@ -82,6 +82,44 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/agents/{agent_id}/import": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import Conversation
+         * @description Store a conversation as the agent's history; memory extraction over it runs in the background
+         *     (poll GET .../imports/{importId}). docs/import.md has the shapes.
+         */
+        post: operations["import_conversation_api_agents__agent_id__import_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/agents/{agent_id}/imports/{import_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get Import */
+        get: operations["get_import_api_agents__agent_id__imports__import_id__get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/agents/{agent_id}/memories": {
         parameters: {
             query?: never;
@@ -207,6 +245,53 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Keys
+         * @description The user's API keys, newest first, each with its prefix (never the key).
+         */
+        get: operations["list_keys_api_keys_get"];
+        put?: never;
+        /**
+         * Create Key
+         * @description A new API key: use it as `Authorization: Bearer <key>` wherever a login token works
+         *     (REST, `/v1`, `/mcp`). The key is in this response only; it is stored hashed.
+         *
+         *     Only a login token may create keys: a leaked key cannot mint others that outlive its revocation.
+         */
+        post: operations["create_key_api_keys_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/keys/{key_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete Key
+         * @description Revoke the key: every instance refuses it (401) from the next request on.
+         */
+        delete: operations["delete_key_api_keys__key_id__delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/me": {
         parameters: {
             query?: never;
@@ -239,7 +324,8 @@ export interface paths {
         /**
          * Export Me
          * @description Everything stored for the account, as JSON: the user, agents, conversations, every message
-         *     (superseded ones too, see `status`), and memories (archived ones too) with their history events.
+         *     (superseded ones too, see `status`), memories (archived ones too) with their history events, and
+         *     API keys (names and prefixes, never the keys).
          */
         get: operations["export_me_api_me_export_get"];
         put?: never;
@@ -357,6 +443,11 @@ export interface components {
         AccountExport: {
             /** Agents */
             agents: components["schemas"]["ExportedAgent"][];
+            /**
+             * Apikeys
+             * @description the account's API keys: names and prefixes, never the keys
+             */
+            apiKeys: components["schemas"]["ApiKeyOut"][];
             /** Conversations */
             conversations: components["schemas"]["ExportedConversation"][];
             /** Exportedatms */
@@ -488,6 +579,68 @@ export interface components {
             status?: string | null;
             /** Topic */
             topic?: string | null;
+        };
+        /** ApiKeyCreate */
+        ApiKeyCreate: {
+            /**
+             * Name
+             * @description what the key is for, to tell keys apart (1 to 100 characters)
+             */
+            name: string;
+        };
+        /** ApiKeyCreated */
+        ApiKeyCreated: {
+            /** Createdatms */
+            createdAtMs: number;
+            /** Id */
+            id: string;
+            /**
+             * Key
+             * @description the key, shown this once: only its SHA-256 is stored
+             */
+            key: string;
+            /**
+             * Lastusedatms
+             * @description the last request with the key, to the minute; null if never
+             */
+            lastUsedAtMs: number | null;
+            /** Name */
+            name: string;
+            /**
+             * Prefix
+             * @description the key's first characters
+             */
+            prefix: string;
+        };
+        /** ApiKeyList */
+        ApiKeyList: {
+            /**
+             * Keys
+             * @description newest first
+             */
+            keys: components["schemas"]["ApiKeyOut"][];
+        };
+        /**
+         * ApiKeyOut
+         * @description An API key as listed: never the key itself, only its first characters.
+         */
+        ApiKeyOut: {
+            /** Createdatms */
+            createdAtMs: number;
+            /** Id */
+            id: string;
+            /**
+             * Lastusedatms
+             * @description the last request with the key, to the minute; null if never
+             */
+            lastUsedAtMs: number | null;
+            /** Name */
+            name: string;
+            /**
+             * Prefix
+             * @description the key's first characters
+             */
+            prefix: string;
         };
         /** AuthResponse */
         AuthResponse: {
@@ -708,6 +861,73 @@ export interface components {
         HTTPValidationError: {
             /** Detail */
             detail?: components["schemas"]["ValidationError"][];
+        };
+        /**
+         * ImportMessage
+         * @description One message: `content` (a string or parts, OpenAI) or `parts` (the history endpoint's shape).
+         *
+         *     `timestamp` is epoch milliseconds or an ISO 8601 date-time (with a zone; UTC without one);
+         *     `createdAtMs` (the history shape) is the same. Other fields (`id`, `status`, `name`) are ignored.
+         *     System, developer and tool messages are not history: they are skipped and counted.
+         */
+        ImportMessage: {
+            /** Content */
+            content?: string | components["schemas"]["ImportPart"][] | null;
+            /** Createdatms */
+            createdAtMs?: number | null;
+            /** Parts */
+            parts?: components["schemas"]["ImportPart"][] | null;
+            /**
+             * Role
+             * @enum {string}
+             */
+            role: "user" | "assistant" | "system" | "developer" | "tool";
+            /** Timestamp */
+            timestamp?: number | string | null;
+        };
+        /**
+         * ImportOut
+         * @description An import and its progress: `processed` of `total` turns have had their memory extraction.
+         */
+        ImportOut: {
+            /** Conversationid */
+            conversationId: string;
+            /** Id */
+            id: string;
+            /**
+             * Messages
+             * @description messages stored
+             */
+            messages: number;
+            /** Processed */
+            processed: number;
+            /**
+             * State
+             * @enum {string}
+             */
+            state: "running" | "done";
+            /** Total */
+            total: number;
+        };
+        /**
+         * ImportPart
+         * @description A content part: text is kept; images and other kinds are left out of the history.
+         */
+        ImportPart: {
+            /** Text */
+            text?: string | null;
+            /** Type */
+            type: string;
+        };
+        /** ImportRequest */
+        ImportRequest: {
+            /** Messages */
+            messages: components["schemas"]["ImportMessage"][];
+            /**
+             * Title
+             * @description the new conversation's name, when the default one is not empty
+             */
+            title?: string | null;
         };
         /** LoginRequest */
         LoginRequest: {
@@ -1198,6 +1418,102 @@ export interface operations {
             };
         };
     };
+    import_conversation_api_agents__agent_id__import_post: {
+        parameters: {
+            query?: never;
+            header?: {
+                "idempotency-key"?: string | null;
+            };
+            path: {
+                agent_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ImportRequest"];
+            };
+        };
+        responses: {
+            /** @description this import was already made: nothing changed */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportOut"];
+                };
+            };
+            /** @description Successful Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportOut"];
+                };
+            };
+            /** @description no such agent */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description the body is over MEMCHAT_MAX_REQUEST_BYTES */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description a bad message, or nothing to import: nothing stored */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    get_import_api_agents__agent_id__imports__import_id__get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                agent_id: string;
+                import_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
     list_memories_api_agents__agent_id__memories_get: {
         parameters: {
             query?: {
@@ -1548,6 +1864,106 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["MessagePage"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    list_keys_api_keys_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKeyList"];
+                };
+            };
+        };
+    };
+    create_key_api_keys_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ApiKeyCreate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKeyCreated"];
+                };
+            };
+            /** @description `login_required`: asked with an API key, not a login token */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    delete_key_api_keys__key_id__delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                key_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `api_key_not_found`: no such key of this user */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
             /** @description Validation Error */

@@ -1,14 +1,19 @@
 import { useState } from "react";
 import { t } from "../i18n";
 
-/** A delete button that asks once more, inline, before it acts. */
+/** A delete button (or any risky one) that asks once more, inline, before it acts. */
 export function ConfirmButton({
   label = t.common.delete,
+  confirmLabel = t.common.confirmDelete,
+  danger = true,
   question,
   onConfirm,
   testId,
 }: {
   label?: string;
+  confirmLabel?: string;
+  /** Red buttons; false for a reversible action such as a revert. */
+  danger?: boolean;
   question: string;
   onConfirm: () => void | Promise<void>;
   testId?: string;
@@ -17,7 +22,7 @@ export function ConfirmButton({
   const [busy, setBusy] = useState(false);
   if (!asking) {
     return (
-      <button type="button" className="danger" data-testid={testId} onClick={() => setAsking(true)}>
+      <button type="button" className={danger ? "danger" : "small"} data-testid={testId} onClick={() => setAsking(true)}>
         {label}
       </button>
     );
@@ -27,7 +32,7 @@ export function ConfirmButton({
       <span className="confirm-question">{question}</span>
       <button
         type="button"
-        className="danger solid"
+        className={danger ? "danger solid" : "primary"}
         disabled={busy}
         data-testid={testId ? `${testId}-confirm` : undefined}
         onClick={async () => {
@@ -40,7 +45,7 @@ export function ConfirmButton({
           }
         }}
       >
-        {t.common.confirmDelete}
+        {confirmLabel}
       </button>
       <button type="button" onClick={() => setAsking(false)}>
         {t.common.cancel}

@@ -3,6 +3,7 @@ import type { MemoryEvent, MemorySnapshot } from "../api/types";
 import { formatTime } from "../format";
 import { t } from "../i18n";
 import { useResource } from "../useResource";
+import { ConfirmButton } from "./ConfirmButton";
 import { ErrorBanner } from "./ErrorBanner";
 
 /** A memory's history, newest first: what changed, who changed it, and a way back from each step. */
@@ -41,9 +42,14 @@ function HistoryEntry({ event, onRevert }: { event: MemoryEvent; onRevert: () =>
           {t.memoryActors[event.actor]}
         </span>
         <span className="muted small">{formatTime(event.createdAtMs)}</span>
-        <button type="button" className="small" onClick={() => void onRevert()} data-testid="memory-event-revert">
-          {t.memories.revert}
-        </button>
+        <ConfirmButton
+          label={t.memories.revert}
+          confirmLabel={t.common.confirm}
+          danger={false}
+          question={t.memories.revertConfirm}
+          onConfirm={async () => void (await onRevert())}
+          testId="memory-event-revert"
+        />
       </div>
       <div className="memory-event-diff">
         <Snapshot label={t.memories.before} snapshot={event.before} testId="memory-event-before" />

@@ -205,7 +205,7 @@ export const en: Messages = {
     currentPassword: "Current password",
     newPassword: "New password",
     changePassword: "Change password",
-    passwordChanged: "Password changed. Other devices must log in again with the new password.",
+    passwordChanged: "Password changed. Use the new one next time you log in.",
     exportTitle: "Export my data",
     exportHint: "Download a JSON file with your agents, conversations, messages, memories and their history.",
     export: "Export JSON",
@@ -300,6 +300,7 @@ export const en: Messages = {
       memory_not_found: "This memory does not exist.",
       memory_event_not_found: "This memory change does not exist.",
       api_key_not_found: "This API key does not exist.",
+      login_required: "API keys can only be created while logged in, not with another key.",
     },
   },
 };

@@ -206,7 +206,7 @@ export const zhCN = {
     currentPassword: "当前密码",
     newPassword: "新密码",
     changePassword: "修改密码",
-    passwordChanged: "密码已修改。其他设备上的登录需要用新密码重新登录。",
+    passwordChanged: "密码已修改，下次登录请用新密码。",
     exportTitle: "导出我的数据",
     exportHint: "下载一个 JSON 文件，包含你的智能体、对话、消息、记忆及其历史。",
     export: "导出 JSON",
@@ -302,6 +302,7 @@ export const zhCN = {
       memory_not_found: "找不到这条记忆。",
       memory_event_not_found: "找不到这条记忆变更。",
       api_key_not_found: "找不到这个 API 密钥。",
+      login_required: "只能在登录状态下创建 API 密钥，不能用另一个密钥创建。",
     } as Record<string, string>,
   },
 };

@@ -1,28 +1,45 @@
-import { useEffect, useState, type FormEvent, type ReactNode } from "react";
+import { useCallback, useEffect, useMemo, useState, type ReactNode } from "react";
 import { Link, useParams } from "react-router-dom";
-import { createMemory, deleteMemory, getAgent, listMemories, revertMemory, updateMemory } from "../api/agents";
+import { createMemory, getAgent, listMemories, revertMemory, updateMemory } from "../api/agents";
+import { api, expectOk } from "../api/client";
 import { MEMORY_TYPES, type Memory, type MemoryStatus, type MemoryType } from "../api/types";
 import { ConfirmButton } from "../components/ConfirmButton";
 import { ErrorBanner } from "../components/ErrorBanner";
 import { ImportanceStars } from "../components/ImportanceStars";
-import { MemoryHistory } from "../components/MemoryHistory";
+import { MemoryCard } from "../components/MemoryCard";
+import { MemoryTransfer } from "../components/MemoryTransfer";
 import { MemoryTypeSelect } from "../components/MemoryTypeSelect";
+import { UndoToast, useUndo } from "../components/UndoToast";
 import { onTurnFinished } from "../events";
-import { formatTime } from "../format";
 import { t } from "../i18n";
 import { useOnVisible } from "../useOnVisible";
 import { useResource } from "../useResource";
 
 type TypeFilter = MemoryType | "all";
 
+/** Most important first, then the most recently changed: the order the prompt recalls them in. */
+/** keepalive: a delete committed as the tab closes still reaches the server. */
+const deleteMemory = (memoryId: string): Promise<void> =>
+  expectOk(api.DELETE("/api/memories/{memory_id}", { params: { path: { memory_id: memoryId } }, keepalive: true }));
+
+function byImportance(a: Memory, b: Memory): number {
+  return b.importance - a.importance || b.updatedAtMs - a.updatedAtMs || a.id.localeCompare(b.id);
+}
+
 export function MemoryPage() {
   const { agentId = "" } = useParams();
   const [status, setStatus] = useState<MemoryStatus>("active");
   const [typeFilter, setTypeFilter] = useState<TypeFilter>("all");
+  const [query, setQuery] = useState("");
+  const [minImportance, setMinImportance] = useState(0);
+  const [selected, setSelected] = useState<ReadonlySet<string>>(new Set());
+  /** Deleted in the UI, held back from the server while the delete can be undone. */
+  const [pendingDelete, setPendingDelete] = useState<ReadonlySet<string>>(new Set());
   const [actionError, setActionError] = useState<unknown>(null);
   const agent = useResource(`agent:${agentId}`, () => getAgent(agentId));
   const memories = useResource(`memories:${agentId}:${status}`, () => listMemories(agentId, status));
   const { reload, setData } = memories;
+  const undo = useUndo();
 
   // New memories come from chat turns (this tab's or, on coming back, another's).
   useOnVisible(() => void reload());
@@ -35,7 +52,7 @@ export function MemoryPage() {
   );
 
   /** Runs a change; a failure is shown above the list. Resolves to whether it worked. */
-  const act = async (action: () => Promise<void>): Promise<boolean> => {
+  const act = useCallback(async (action: () => Promise<void>): Promise<boolean> => {
     setActionError(null);
     try {
       await action();
@@ -44,7 +61,7 @@ export function MemoryPage() {
       setActionError(err);
       return false;
     }
-  };
+  }, []);
 
   const replace = (updated: Memory) =>
     setData((list) =>
@@ -53,9 +70,64 @@ export function MemoryPage() {
         : list?.filter((m) => m.id !== updated.id),
     );
 
-  const shown = (memories.data ?? []).filter((m) => typeFilter === "all" || m.type === typeFilter);
+  const visible = useMemo(() => (memories.data ?? []).filter((m) => !pendingDelete.has(m.id)), [memories.data, pendingDelete]);
+  const needle = query.trim().toLocaleLowerCase();
+  const shown = visible
+    .filter((m) => typeFilter === "all" || m.type === typeFilter)
+    .filter((m) => m.importance >= minImportance)
+    .filter((m) => !needle || m.content.toLocaleLowerCase().includes(needle))
+    .sort(byImportance);
   const counts = new Map<MemoryType, number>();
-  for (const m of memories.data ?? []) counts.set(m.type, (counts.get(m.type) ?? 0) + 1);
+  for (const m of visible) counts.set(m.type, (counts.get(m.type) ?? 0) + 1);
+  const chosen = shown.filter((m) => selected.has(m.id));
+
+  const select = (id: string, on: boolean) =>
+    setSelected((current) => {
+      const next = new Set(current);
+      if (on) next.add(id);
+      else next.delete(id);
+      return next;
+    });
+
+  /** Archives (or restores) at once on the server; 撤销 sets each back. */
+  const setStatusOf = (targets: Memory[], to: MemoryStatus) =>
+    act(async () => {
+      const ids = new Set(targets.map((m) => m.id));
+      await Promise.all(targets.map((m) => updateMemory(m.id, { status: to })));
+      setData((list) => list?.filter((m) => !ids.has(m.id)));
+      setSelected(new Set());
+      const from = to === "archived" ? "active" : "archived";
+      undo.offer({
+        text: to === "archived" ? t.memories.archivedToast(targets.length) : t.memories.restoredToast(targets.length),
+        undo: async () => {
+          await act(async () => {
+            await Promise.all(targets.map((m) => updateMemory(m.id, { status: from })));
+          });
+          await reload();
+        },
+      });
+    });
+
+  /** Hides them now; the server deletes them when the undo window closes (or the page does). */
+  const remove = (targets: Memory[]) => {
+    const ids = targets.map((m) => m.id);
+    setPendingDelete((current) => new Set([...current, ...ids]));
+    setSelected(new Set());
+    const forget = () =>
+      setPendingDelete((current) => new Set([...current].filter((id) => !ids.includes(id))));
+    undo.offer({
+      text: t.memories.deletedToast(ids.length),
+      undo: async () => forget(),
+      commit: async () => {
+        await act(async () => {
+          await Promise.all(ids.map((id) => deleteMemory(id)));
+          setData((list) => list?.filter((m) => !ids.includes(m.id)));
+        });
+        forget();
+      },
+    });
+    return Promise.resolve(true);
+  };
 
   return (
     <section className="page">
@@ -68,20 +140,28 @@ export function MemoryPage() {
       <ErrorBanner error={agent.error ?? memories.error} onRetry={() => void reload()} />
       <ErrorBanner error={actionError} />
 
-      <AddMemoryForm
-        onAdd={(body) =>
-          act(async () => {
-            const created = await createMemory(agentId, body);
-            if (status === "active") await reload();
-            else setStatus(created.status);
-          })
-        }
-      />
+      <div className="memory-tools">
+        <AddMemoryForm
+          onAdd={(body) =>
+            act(async () => {
+              const created = await createMemory(agentId, body);
+              if (status === "active") await reload();
+              else setStatus(created.status);
+            })
+          }
+        />
+        <MemoryTransfer
+          agentId={agentId}
+          agentName={agent.data?.name ?? ""}
+          onImported={() => void reload()}
+          onError={setActionError}
+        />
+      </div>
 
       <div className="filters">
         <div className="chips" role="tablist" aria-label={t.memories.type}>
           <FilterChip active={typeFilter === "all"} onClick={() => setTypeFilter("all")} testId="filter-all">
-            {t.memories.all} {memories.data?.length ?? 0}
+            {t.memories.all} {visible.length}
           </FilterChip>
           {MEMORY_TYPES.map((type) => (
             <FilterChip
@@ -103,26 +183,86 @@ export function MemoryPage() {
           </FilterChip>
         </div>
       </div>
+      <div className="filters search-row">
+        <input
+          type="search"
+          value={query}
+          onChange={(e) => setQuery(e.target.value)}
+          placeholder={t.memories.search}
+          aria-label={t.memories.search}
+          data-testid="memory-search"
+        />
+        <select
+          value={minImportance}
+          onChange={(e) => setMinImportance(Number(e.target.value))}
+          aria-label={t.memories.importanceFilter}
+          data-testid="memory-importance-filter"
+        >
+          <option value={0}>{t.memories.anyImportance}</option>
+          {[5, 4, 3, 2].map((n) => (
+            <option key={n} value={n}>
+              {t.memories.atLeast(n)}
+            </option>
+          ))}
+        </select>
+      </div>
+
+      {shown.length > 0 ? (
+        <div className="bulk-bar" data-testid="bulk-bar">
+          <label className="inline">
+            <input
+              type="checkbox"
+              checked={chosen.length === shown.length}
+              onChange={(e) => setSelected(e.target.checked ? new Set(shown.map((m) => m.id)) : new Set())}
+              data-testid="select-all"
+            />
+            {t.memories.selectAll}
+          </label>
+          {chosen.length > 0 ? (
+            <>
+              <span className="muted small" data-testid="selected-count">
+                {t.memories.selected(chosen.length)}
+              </span>
+              <button
+                type="button"
+                onClick={() => void setStatusOf(chosen, status === "active" ? "archived" : "active")}
+                data-testid="bulk-archive"
+              >
+                {status === "active" ? t.memories.bulkArchive : t.memories.bulkRestore}
+              </button>
+              <ConfirmButton
+                label={t.memories.bulkDelete}
+                question={t.memories.bulkDeleteConfirm(chosen.length)}
+                onConfirm={async () => void (await remove(chosen))}
+                testId="bulk-delete"
+              />
+            </>
+          ) : null}
+        </div>
+      ) : null}
 
       {memories.loading && !memories.data ? <p className="muted">{t.common.loading}</p> : null}
-      {memories.data && shown.length === 0 ? <p className="empty">{t.memories.empty}</p> : null}
+      {memories.data && visible.length === 0 ? <p className="empty">{t.memories.empty}</p> : null}
+      {visible.length > 0 && shown.length === 0 ? <p className="empty">{t.memories.noMatch}</p> : null}
       <ul className="memory-list" data-testid="memory-list">
         {shown.map((memory) => (
           <MemoryCard
             key={memory.id}
             memory={memory}
             agentId={agentId}
-            onPatch={(patch) => act(async () => replace(await updateMemory(memory.id, patch)))}
-            onRevert={(eventId) => act(async () => replace(await revertMemory(memory.id, eventId)))}
-            onDelete={() =>
-              act(async () => {
-                await deleteMemory(memory.id);
-                setData((list) => list?.filter((m) => m.id !== memory.id));
-              })
+            selected={selected.has(memory.id)}
+            onSelect={(on) => select(memory.id, on)}
+            onPatch={(patch) =>
+              patch.status !== undefined && patch.status !== memory.status
+                ? setStatusOf([memory], patch.status)
+                : act(async () => replace(await updateMemory(memory.id, patch)))
             }
+            onRevert={(eventId) => act(async () => replace(await revertMemory(memory.id, eventId)))}
+            onDelete={() => remove([memory])}
           />
         ))}
       </ul>
+      <UndoToast shown={undo.shown} onUndo={undo.undo} onDismiss={undo.dismiss} />
     </section>
   );
 }
@@ -149,116 +289,6 @@ function FilterChip({
     >
       {children}
     </button>
-  );
-}
-
-type Patch = { type?: MemoryType; content?: string; importance?: number; status?: MemoryStatus };
-
-function MemoryCard({
-  memory,
-  agentId,
-  onPatch,
-  onRevert,
-  onDelete,
-}: {
-  memory: Memory;
-  agentId: string;
-  onPatch: (patch: Patch) => Promise<boolean>;
-  onRevert: (eventId: string) => Promise<boolean>;
-  onDelete: () => Promise<boolean>;
-}) {
-  const [editing, setEditing] = useState(false);
-  const [showHistory, setShowHistory] = useState(false);
-  const [content, setContent] = useState(memory.content);
-  const [type, setType] = useState<MemoryType>(memory.type);
-
-  const save = async (event: FormEvent) => {
-    event.preventDefault();
-    if (await onPatch({ content: content.trim(), type })) setEditing(false);
-  };
-
-  return (
-    <li className={`card memory-card type-${memory.type}`} data-testid="memory-card" data-memory-id={memory.id}>
-      <div className="memory-head">
-        <span className={`tag type-${memory.type}`} data-testid="memory-type">
-          {t.memoryTypes[memory.type]}
-        </span>
-        <ImportanceStars value={memory.importance} onChange={(importance) => void onPatch({ importance })} />
-        <span className="muted small">
-          {t.memories.updatedAt} {formatTime(memory.updatedAtMs)}
-        </span>
-      </div>
-      {editing ? (
-        <form className="memory-edit" onSubmit={save}>
-          <MemoryTypeSelect value={type} onChange={setType} />
-          <textarea
-            rows={3}
-            value={content}
-            onChange={(e) => setContent(e.target.value)}
-            aria-label={t.memories.content}
-            data-testid="memory-edit-content"
-          />
-          <div className="form-actions">
-            <button
-              type="button"
-              onClick={() => {
-                setEditing(false);
-                setContent(memory.content);
-                setType(memory.type);
-              }}
-            >
-              {t.common.cancel}
-            </button>
-            <button type="submit" className="primary" disabled={!content.trim()} data-testid="memory-save">
-              {t.common.save}
-            </button>
-          </div>
-        </form>
-      ) : (
-        <p className="memory-content" data-testid="memory-content">
-          {memory.content}
-        </p>
-      )}
-      <div className="memory-actions">
-        {memory.sourceMessageId ? (
-          <Link to={`/agents/${agentId}/chat?message=${encodeURIComponent(memory.sourceMessageId)}`} data-testid="memory-source">
-            {t.memories.source}
-          </Link>
-        ) : (
-          <span className="muted small">{t.memories.noSource}</span>
-        )}
-        {!editing ? (
-          <button
-            type="button"
-            onClick={() => {
-              setContent(memory.content);
-              setType(memory.type);
-              setEditing(true);
-            }}
-            data-testid="memory-edit"
-          >
-            {t.common.edit}
-          </button>
-        ) : null}
-        <button
-          type="button"
-          onClick={() => void onPatch({ status: memory.status === "active" ? "archived" : "active" })}
-          data-testid="memory-archive"
-        >
-          {memory.status === "active" ? t.memories.archive : t.memories.restore}
-        </button>
-        <button
-          type="button"
-          aria-expanded={showHistory}
-          onClick={() => setShowHistory((shown) => !shown)}
-          data-testid="memory-history-toggle"
-        >
-          {showHistory ? t.memories.hideHistory : t.memories.history}
-        </button>
-        <ConfirmButton question={t.memories.deleteConfirm} onConfirm={async () => void (await onDelete())} testId="memory-delete" />
-      </div>
-      {showHistory ? <MemoryHistory memoryId={memory.id} version={memory.updatedAtMs} onRevert={onRevert} /> : null}
-    </li>
   );
 }
 

@@ -1,0 +1,162 @@
+import { useState, type FormEvent } from "react";
+import { changePassword, deleteAccount, exportAccount } from "../api/account";
+import { useAuth } from "../auth";
+import { ErrorBanner } from "../components/ErrorBanner";
+import { downloadJson } from "../download";
+import { t } from "../i18n";
+
+export function AccountPage() {
+  const { user } = useAuth();
+  return (
+    <section className="page narrow">
+      <h1>{t.account.title}</h1>
+      <p className="muted">
+        {t.account.signedInAs} <strong data-testid="account-email">{user?.email}</strong>
+      </p>
+      <PasswordForm />
+      <ExportSection />
+      <DeleteSection email={user?.email ?? ""} />
+    </section>
+  );
+}
+
+function PasswordForm() {
+  const [current, setCurrent] = useState("");
+  const [next, setNext] = useState("");
+  const [error, setError] = useState<unknown>(null);
+  const [done, setDone] = useState(false);
+  const [busy, setBusy] = useState(false);
+
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    setBusy(true);
+    setError(null);
+    setDone(false);
+    try {
+      await changePassword(current, next);
+      setCurrent("");
+      setNext("");
+      setDone(true);
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <form className="card settings-section" onSubmit={submit} data-testid="password-form">
+      <h2>{t.account.passwordTitle}</h2>
+      <label>
+        {t.account.currentPassword}
+        <input
+          name="currentPassword"
+          type="password"
+          autoComplete="current-password"
+          required
+          value={current}
+          onChange={(e) => setCurrent(e.target.value)}
+        />
+      </label>
+      <label>
+        {t.account.newPassword}
+        <input
+          name="newPassword"
+          type="password"
+          autoComplete="new-password"
+          required
+          minLength={8}
+          placeholder={t.auth.passwordHint}
+          value={next}
+          onChange={(e) => setNext(e.target.value)}
+        />
+      </label>
+      <ErrorBanner error={error} />
+      {done ? (
+        <p className="success" role="status" data-testid="password-changed">
+          {t.account.passwordChanged}
+        </p>
+      ) : null}
+      <div className="form-actions">
+        <button type="submit" className="primary" disabled={busy}>
+          {t.account.changePassword}
+        </button>
+      </div>
+    </form>
+  );
+}
+
+function ExportSection() {
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+  const run = async () => {
+    setBusy(true);
+    setError(null);
+    try {
+      const data = await exportAccount();
+      downloadJson(`memchat-export-${new Date().toISOString().slice(0, 10)}.json`, data);
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <div className="card settings-section">
+      <h2>{t.account.exportTitle}</h2>
+      <p className="muted">{t.account.exportHint}</p>
+      <ErrorBanner error={error} />
+      <div>
+        <button type="button" disabled={busy} onClick={() => void run()} data-testid="account-export">
+          {t.account.export}
+        </button>
+      </div>
+    </div>
+  );
+}
+
+function DeleteSection({ email }: { email: string }) {
+  const { logout } = useAuth();
+  const [typed, setTyped] = useState("");
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+  const confirmed = email !== "" && typed.trim().toLowerCase() === email.toLowerCase();
+
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    if (!confirmed) return;
+    setBusy(true);
+    setError(null);
+    try {
+      await deleteAccount();
+      logout();
+    } catch (err) {
+      setError(err);
+      setBusy(false);
+    }
+  };
+
+  return (
+    <form className="card settings-section danger-zone" onSubmit={submit} data-testid="delete-account-form">
+      <h2>{t.account.deleteTitle}</h2>
+      <p className="muted">{t.account.deleteHint}</p>
+      <label>
+        {t.account.deleteTypeEmail}
+        <input
+          name="confirmEmail"
+          type="email"
+          autoComplete="off"
+          placeholder={email}
+          value={typed}
+          onChange={(e) => setTyped(e.target.value)}
+        />
+      </label>
+      <ErrorBanner error={error} />
+      <div className="form-actions">
+        <button type="submit" className="danger solid" disabled={!confirmed || busy} data-testid="delete-account">
+          {t.account.deleteAccount}
+        </button>
+      </div>
+    </form>
+  );
+}
