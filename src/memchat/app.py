@@ -25,6 +25,7 @@ from memchat.chat.admission import TurnAdmission
 from memchat.chat.after_turn import recover_unfinished_turns, watch_leases
 from memchat.chat.router import router as chat_router
 from memchat.chat.services import ChatServices
+from memchat.chat.streams import LocalTurnStreams
 from memchat.conversations.router import router as conversations_router
 from memchat.db.engine import Database, ReadOnlyDatabase, create_database
 from memchat.db.errors import is_busy, is_unavailable
@@ -34,6 +35,8 @@ from memchat.imports.router import router as imports_router
 from memchat.limits import BodySizeLimit
 from memchat.llm.client import LLMClient
 from memchat.llm.setup import build_llm
+from memchat.mcp_tools.endpoint import MCP_PATH, McpEndpoint
+from memchat.mcp_tools.tools import McpParts
 from memchat.memories.pipeline import MemoryPipeline
 from memchat.memories.router import router as memories_router
 from memchat.memories.semantic import MemoryEmbeddings, build_memory_embeddings
@@ -41,12 +44,15 @@ from memchat.schemas import CamelModel
 from memchat.security import TokenCodec, resolve_jwt_secret
 from memchat.settings import Settings
 from memchat.shared_limits import RedisLoginThrottle, RedisRateLimiter
+from memchat.shared_streams import RedisTurnStreams
 from memchat.state import AppState
 from memchat.throttle import LoginThrottle, RateLimiter
 from memchat.web import default_dist_dir, mount_console
 
 log = logging.getLogger("memchat")
 
+# a stop waits for the reply to be stored: the save deadline and this much more
+STOP_WAIT_MARGIN_S = 5.0
 # /healthz: the longest it waits to take a write transaction
 HEALTH_WRITE_TIMEOUT_S = 2.0
 
@@ -136,11 +142,21 @@ def build_chat_services(
         limiter=RedisRateLimiter(shared, per_minute) if shared is not None else RateLimiter(per_minute),
         limits=settings.limits,
         summary=settings.summary,
+        streams=(
+            RedisTurnStreams(
+                shared,
+                alive_ms=int(settings.limits.turn_lease_s * 1000),
+                stop_wait_s=settings.limits.save_deadline_s + STOP_WAIT_MARGIN_S,
+            )
+            if shared is not None
+            else LocalTurnStreams()
+        ),
     )
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or Settings()
+    mcp = McpEndpoint()
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -183,16 +199,20 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             # from starting: /healthz says so, and recovery runs on the next start.
             log.exception("recovering unfinished turns failed")
         leases = asyncio.create_task(watch_leases(state.chat), name="watch-leases")
+        stops = asyncio.create_task(state.chat.streams.run(), name="turn-stops")
         if settings.http.gc_freeze_on_start:
             # What exists now lives as long as the process. Left in the cyclic GC, each full
             # collection walks its ~170,000 objects with the event loop stopped (≈ 115 ms here),
             # and every open stream's next chunk comes that much late (bench figure 4).
             gc.collect()
             gc.freeze()
+        mcp_parts = McpParts(db, state.tokens, background, state.chat.memory, settings.limits.max_memories_per_agent)
         try:
-            yield
+            async with mcp.serving(mcp_parts):
+                yield
         finally:
             leases.cancel()
+            stops.cancel()
             await state.background.drain()
             await state.chat.llm.aclose()
             if local_server is not None:
@@ -241,6 +261,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         chat_router,
     ):
         app.include_router(router)
+    app.add_route(MCP_PATH, mcp, include_in_schema=False)
     mount_console(app, settings.http.web_dist_dir or default_dist_dir())
 
     app.add_middleware(BodySizeLimit, max_bytes=settings.limits.max_request_bytes)

@@ -23,18 +23,40 @@ class TextDelta:
 
 
 @dataclass(frozen=True, slots=True)
+class MemoryNote:
+    """A memory the turn changed, as a client shows it."""
+
+    id: str
+    type: str
+    content: str
+    importance: int
+    action: str  # "added" (the inline rules add; other changes happen in the background)
+
+
+@dataclass(frozen=True, slots=True)
 class MemorySaved:
     """Memories the inline rules stored for this turn, before the body ends."""
 
-    memory_ids: tuple[str, ...]
+    memories: tuple[MemoryNote, ...]
 
 
 @dataclass(frozen=True, slots=True)
 class TurnFinished:
-    """The reply is stored (or there was nothing to store); `completed` is False for a cut-short reply."""
+    """The reply is stored (or there was nothing to store).
 
-    completed: bool
+    `status` is the stored reply's: completed, incomplete (cut short by the upstream, the deadline
+    or the size cap) or stopped (by the stop endpoint). With a stored reply, the conversation's
+    new summary and message count.
+    """
+
+    status: str
     message_id: str | None
+    summary: str | None = None
+    message_count: int | None = None
+
+    @property
+    def completed(self) -> bool:
+        return self.status == "completed"
 
 
 @dataclass(frozen=True, slots=True)

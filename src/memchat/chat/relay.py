@@ -16,14 +16,16 @@ from sqlalchemy.exc import DBAPIError
 
 from memchat.chat.after_turn import after_saved, extraction_state_for
 from memchat.chat.context import TurnContext
-from memchat.chat.events import MemorySaved, TextDelta, TurnEvent, TurnFailed, TurnFinished
+from memchat.chat.events import MemoryNote, MemorySaved, TextDelta, TurnEvent, TurnFailed, TurnFinished
 from memchat.chat.save import SavedReply, save_assistant_turn
 from memchat.chat.services import ChatServices
+from memchat.chat.streams import LiveTurn
 from memchat.clock import now_ms
 from memchat.conversations.messages import finish_turn
 from memchat.llm.errors import STREAM_ERRORS
 from memchat.llm.stream import OpenedReply
-from memchat.models.message import REPLY_FAILED
+from memchat.memories.repository import get_memory
+from memchat.models.message import COMPLETED, INCOMPLETE, REPLY_FAILED, STOPPED
 
 log = logging.getLogger("memchat.turn")
 
@@ -61,24 +63,42 @@ class TurnRelay:
         self._chars = len(first)
         self._queue: asyncio.Queue[TurnEvent | None] = asyncio.Queue()
         self._queue.put_nowait(TextDelta(first))
+        self._live: LiveTurn | None = None
+        self._stopped = False
+        self._timeout: asyncio.Timeout | None = None
+
+    def attach(self, live: LiveTurn) -> None:
+        """Followers of the turn (resume) get every event from the first text on."""
+        self._live = live
+        if self._parts[0]:
+            live.publish(TextDelta(self._parts[0]))
+
+    def stop(self) -> None:
+        """Stop reading the upstream now; what was streamed is stored as `stopped`."""
+        self._stopped = True
+        if self._timeout is not None:
+            self._timeout.reschedule(asyncio.get_running_loop().time())
 
     async def run(self) -> None:
         try:
-            completed = await self._relay()
-            await self._finish(completed)
+            status = await self._relay()
+            await self._finish(status)
         finally:
             # the turn is in active_turns since commit point 1 (chat.turn.prepare_turn): its lease
             # was renewed while this relay streamed and stored it
             self._services.active_turns.discard(self._turn.user_message_id or "")
             self._queue.put_nowait(None)
+            await self._end_live()
 
-    async def _relay(self) -> bool:
-        """Read the upstream to its end, the reply deadline or the size cap; True when it ended properly."""
+    async def _relay(self) -> str:
+        """Read the upstream to its end, the reply deadline, the size cap or a stop; the reply's status."""
         if self._cut:
             log.warning("reply cut at %d characters", self._budget)
-            return False
+            return INCOMPLETE
         try:
-            async with asyncio.timeout_at(self._reply.deadline):
+            async with asyncio.timeout_at(self._reply.deadline) as self._timeout:
+                if self._stopped:
+                    self._timeout.reschedule(asyncio.get_running_loop().time())
                 async for delta in self._reply.deltas:
                     if not delta:
                         continue
@@ -87,51 +107,76 @@ class TurnRelay:
                         if room > 0:
                             self._append(delta[:room])
                         log.warning("reply cut at %d characters", self._budget)
-                        return False
+                        return INCOMPLETE
                     self._append(delta)
                     # A reply that arrives in one burst is all in the socket buffer, and reading
                     # it never waits: let the response task write now and then, as one chunk.
                     if len(self._parts) % _YIELD_EVERY == 0:
                         await asyncio.sleep(0)
         except TimeoutError:
+            if self._stopped:
+                log.info("reply stopped by the user after %d deltas", len(self._parts))
+                return STOPPED
             log.warning("reply stopped at its deadline after %d deltas", len(self._parts))
-            return False
+            return INCOMPLETE
         except STREAM_ERRORS as exc:
             log.warning("upstream stream broke after %d deltas: %s", len(self._parts), exc)
-            return False
-        return self._reply.stream.finish_reason is not None
+            return INCOMPLETE
+        finally:
+            self._timeout = None
+        return COMPLETED if self._reply.stream.finish_reason is not None else INCOMPLETE
+
+    def _emit(self, event: TurnEvent) -> None:
+        self._queue.put_nowait(event)
+        if self._live is not None:
+            self._live.publish(event)
+
+    async def _end_live(self) -> None:
+        live, self._live = self._live, None
+        if live is not None:
+            await live.close()
 
     def _append(self, delta: str) -> None:
         self._parts.append(delta)
         self._chars += len(delta)
-        self._queue.put_nowait(TextDelta(delta))
+        self._emit(TextDelta(delta))
 
-    async def _finish(self, completed: bool) -> None:
+    async def _finish(self, status: str) -> None:
         services, turn = self._services, self._turn
         limits = services.limits
         state = extraction_state_for(services.memory, turn.user_text)
-        await self._reply.stream.close()
+        await self._reply.stream.close()  # a stopped reply: the upstream request ends here
         try:
-            saved = await self._save(completed, state, limits.save_deadline_s)
+            saved = await self._save(status, state, limits.save_deadline_s)
             if saved is NOT_STORED:
                 # The client must not take the reply for stored: its stream ends as failed now,
                 # and the reply, which exists only here, is still tried in the background.
-                self._queue.put_nowait(TurnFailed("save_failed", "the reply could not be stored"))
+                self._emit(TurnFailed("save_failed", "the reply could not be stored"))
                 self._queue.put_nowait(None)
-                saved = await self._save(completed, state, limits.save_background_s)
+                await self._end_live()
+                saved = await self._save(status, state, limits.save_background_s)
                 if saved is NOT_STORED:
                     log.error("the reply to message %s could not be stored; it is lost", turn.user_message_id)
                     await self._mark_failed()
                     return
         except Exception:
-            self._queue.put_nowait(TurnFailed("save_failed", "the reply could not be stored"))
+            self._emit(TurnFailed("save_failed", "the reply could not be stored"))
             raise
         assert not isinstance(saved, _NotStored)
-        if saved is not None:
-            memory_ids = await after_saved(services, saved, extraction_state=state)
-            if memory_ids:
-                self._queue.put_nowait(MemorySaved(tuple(memory_ids)))
-        self._queue.put_nowait(TurnFinished(completed, saved.id if saved is not None else None))
+        if saved is None:
+            self._emit(TurnFinished(status, None))
+            return
+        memory_ids = await after_saved(services, saved, extraction_state=state)
+        if memory_ids:
+            self._emit(MemorySaved(await self._memory_notes(memory_ids)))
+        self._emit(TurnFinished(status, saved.id, saved.summary, saved.message_count))
+
+    async def _memory_notes(self, memory_ids: list[str]) -> tuple[MemoryNote, ...]:
+        async with self._services.db.read() as session:
+            rows = [await get_memory(session, self._turn.user_id, memory_id) for memory_id in memory_ids]
+        return tuple(
+            MemoryNote(row.id, row.type, row.content, row.importance, "added") for row in rows if row is not None
+        )
 
     async def _mark_failed(self) -> None:
         """The turn is over without a reply: a retry of its message answers it again. Should the
@@ -143,7 +188,7 @@ class TurnRelay:
         except DBAPIError:
             log.warning("marking message %s failed did not work either", self._turn.user_message_id)
 
-    async def _save(self, completed: bool, extraction_state: str, within_s: float) -> SavedReply | None | _NotStored:
+    async def _save(self, status: str, extraction_state: str, within_s: float) -> SavedReply | None | _NotStored:
         """Commit point 2, retried while the database is busy or unreachable, for at most `within_s`."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + within_s
@@ -156,7 +201,7 @@ class TurnRelay:
                     save_assistant_turn,
                     self._turn,
                     text,
-                    completed=completed,
+                    status=status,
                     extraction_state=extraction_state,
                     summary_strategy=self._services.summary.strategy,
                 )

@@ -1,13 +1,20 @@
-from typing import Annotated
+"""The chat routes: one turn (chat.turn) under each wire format, and resume and stop of a live turn."""
 
-from fastapi import APIRouter, Depends, Header, Request
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Header, Path, Request
 from starlette.responses import Response
 
+from memchat.agents.repository import get_agent
 from memchat.auth.dependencies import TokenUserId
 from memchat.chat.admission import setup_done
+from memchat.chat.encoders import PLAIN_TEXT, TurnEncoder
 from memchat.chat.schemas import ChatRequest
 from memchat.chat.services import ChatServices
 from memchat.chat.turn import run_chat_turn
+from memchat.chat.ui_stream import DONE, MEDIA_TYPE, UI_MESSAGE_STREAM, UI_STREAM_HEADERS, error_part
+from memchat.conversations.repository import get_default_conversation, users_conversation
+from memchat.errors import NotFound, UpstreamError
 from memchat.schemas import ErrorBody
 
 router = APIRouter(tags=["chat"])
@@ -19,19 +26,28 @@ async def _services(request: Request) -> ChatServices:
 
 
 Services = Annotated[ChatServices, Depends(_services)]
+IdempotencyKey = Annotated[str | None, Header(max_length=200)]
+ChatId = Annotated[
+    str,
+    Path(
+        max_length=200,
+        description="the id useChat sends: the agent's id for its default conversation, or a conversation's id",
+    ),
+]
+_UPSTREAM_ERRORS: dict[int | str, dict[str, Any]] = {
+    502: {"model": ErrorBody, "description": "the upstream LLM failed before any text"},
+    503: {"model": ErrorBody, "description": "the upstream is rate limited or the local model is not ready"},
+    504: {"model": ErrorBody, "description": "the upstream timed out"},
+}
+_UI_STREAM = {"content": {"text/event-stream": {"schema": {"type": "string"}}}}
 
 
 @router.post(
     "/api/chat",
     response_class=Response,
     responses={
-        200: {
-            "content": {"text/plain": {"schema": {"type": "string"}}},
-            "description": "the reply, streamed as plain text",
-        },
-        502: {"model": ErrorBody, "description": "the upstream LLM failed before any text"},
-        503: {"model": ErrorBody, "description": "the upstream is rate limited or the local model is not ready"},
-        504: {"model": ErrorBody, "description": "the upstream timed out"},
+        200: {"content": {"text/plain": {"schema": {"type": "string"}}}, "description": "the reply, as plain text"},
+        **_UPSTREAM_ERRORS,
     },
 )
 async def chat(
@@ -39,6 +55,96 @@ async def chat(
     body: ChatRequest,
     user_id: TokenUserId,
     services: Services,
-    idempotency_key: Annotated[str | None, Header(max_length=200)] = None,
+    idempotency_key: IdempotencyKey = None,
 ) -> Response:
+    """The turn as the seed's plain text stream (the AI SDK's TextStreamChatTransport)."""
     return await run_chat_turn(services, user_id, body, idempotency_key, setup_done=setup_done(request))
+
+
+@router.post(
+    "/api/ui/chat",
+    response_class=Response,
+    responses={200: {**_UI_STREAM, "description": "the reply as the AI SDK's UI message stream (SSE)"}},
+)
+async def ui_chat(
+    request: Request,
+    body: ChatRequest,
+    user_id: TokenUserId,
+    services: Services,
+    idempotency_key: IdempotencyKey = None,
+) -> Response:
+    """The turn as the AI SDK's UI message stream (DefaultChatTransport). An upstream failure before
+    any text is an `error` part (the user message stays stored), not an HTTP error."""
+    try:
+        return await run_chat_turn(
+            services, user_id, body, idempotency_key, setup_done=setup_done(request), encoder=UI_MESSAGE_STREAM
+        )
+    except UpstreamError as exc:
+        return Response(error_part(exc.message) + DONE, media_type=MEDIA_TYPE, headers=UI_STREAM_HEADERS)
+
+
+async def _conversation_of_chat(services: ChatServices, user_id: str, chat_id: str) -> str | None:
+    """The conversation a chat id names: a conversation of the user's, or an agent's default one."""
+    async with services.db.read() as session:
+        conversation = await users_conversation(session, user_id, chat_id)
+        if conversation is not None:
+            return conversation.id
+        if await get_agent(session, user_id, chat_id) is None:
+            raise NotFound("no such chat", code="chat_not_found")
+        default = await get_default_conversation(session, user_id, chat_id)
+        return default.id if default is not None else None
+
+
+async def _resume(services: ChatServices, user_id: str, chat_id: str, encoder: TurnEncoder) -> Response:
+    conversation_id = await _conversation_of_chat(services, user_id, chat_id)
+    live = await services.streams.follow(conversation_id) if conversation_id is not None else None
+    if live is None:
+        return Response(status_code=204)
+    started, batches = live
+    return await encoder.stream(started, batches)
+
+
+_RESUMED: dict[int | str, dict[str, Any]] = {
+    204: {"description": "nothing streams in this chat now"},
+    404: {"model": ErrorBody, "description": "no such chat"},
+}
+
+
+@router.get(
+    "/api/ui/chat/{chat_id}/stream",
+    response_class=Response,
+    responses={200: {**_UI_STREAM, "description": "the reply that streams now, from its start"}, **_RESUMED},
+)
+async def resume_ui_chat(chat_id: ChatId, user_id: TokenUserId, services: Services) -> Response:
+    """`useChat({resume: true})`: the reply streaming now in this chat, from its first part, live to
+    its end, from whichever instance streams it."""
+    return await _resume(services, user_id, chat_id, UI_MESSAGE_STREAM)
+
+
+@router.get(
+    "/api/chat/{chat_id}/stream",
+    response_class=Response,
+    responses={
+        200: {"content": {"text/plain": {"schema": {"type": "string"}}}, "description": "the reply, from its start"},
+        **_RESUMED,
+    },
+)
+async def resume_chat(chat_id: ChatId, user_id: TokenUserId, services: Services) -> Response:
+    """The same for the plain text stream."""
+    return await _resume(services, user_id, chat_id, PLAIN_TEXT)
+
+
+@router.post(
+    "/api/chat/{chat_id}/stop",
+    status_code=204,
+    response_class=Response,
+    responses={404: {"model": ErrorBody, "description": "no such chat"}},
+)
+async def stop_chat(chat_id: ChatId, user_id: TokenUserId, services: Services) -> Response:
+    """Stop the reply streaming now in this chat, on any instance: the upstream request ends, the
+    text streamed so far is stored with status `stopped`, and every reader's stream ends cleanly.
+    Answers once the reply is stored; 204 also when nothing streams."""
+    conversation_id = await _conversation_of_chat(services, user_id, chat_id)
+    if conversation_id is not None:
+        await services.streams.stop(conversation_id)
+    return Response(status_code=204)

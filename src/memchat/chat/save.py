@@ -10,7 +10,7 @@ from memchat.chat.digest_summary import roll_summary
 from memchat.clock import now_ms
 from memchat.conversations import messages
 from memchat.conversations import repository as conversations
-from memchat.models.message import COMPLETED, EXTRACTION_PENDING, INCOMPLETE, REPLY_DONE, REPLY_FAILED
+from memchat.models.message import EXTRACTION_PENDING, REPLY_DONE, REPLY_FAILED
 from memchat.text import normalize
 
 
@@ -19,6 +19,8 @@ class SavedReply:
     id: str
     agent_id: str
     conversation_id: str
+    summary: str | None = None
+    message_count: int | None = None
 
 
 def save_assistant_turn(
@@ -26,7 +28,7 @@ def save_assistant_turn(
     turn: TurnContext,
     assistant_text: str,
     *,
-    completed: bool,
+    status: str,
     extraction_state: str = EXTRACTION_PENDING,
     summary_strategy: str = "rules",
 ) -> SavedReply | None:
@@ -55,16 +57,15 @@ def save_assistant_turn(
         content=message,
         now_ms=now,
         message_id=turn.reply_id,
-        status=COMPLETED if completed else INCOMPLETE,
+        status=status,
         reply_to_id=turn.user_message_id,
         extraction_state=extraction_state,
     )
     messages.insert_message(conn, values)
-    reply = SavedReply(id=values["id"], agent_id=turn.agent_id, conversation_id=turn.conversation_id)
     # What the summary rolls on is what is stored now: the same as commit point 1 read when no
     # other turn of the conversation ended meanwhile, and with their lines when one did.
     previous = conversations.summary_for_update(conn, turn.conversation_id)
     summary = roll_summary(summary_strategy, previous, turn.recent, turn.user_text, message)
-    conversations.bump_with_summary(conn, turn.conversation_id, summary=summary, now_ms=now)
+    count = conversations.bump_with_summary(conn, turn.conversation_id, summary=summary, now_ms=now)
     set_latest_message(conn, agent_id=turn.agent_id, text=message, now_ms=now)
-    return reply
+    return SavedReply(values["id"], turn.agent_id, turn.conversation_id, summary, count)

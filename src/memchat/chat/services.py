@@ -6,6 +6,7 @@ import uuid
 from dataclasses import dataclass, field
 
 from memchat.background import BackgroundTasks
+from memchat.chat.streams import LocalTurnStreams, TurnStreams
 from memchat.db.engine import Database
 from memchat.llm.client import LLMClient
 from memchat.memories.pipeline import MemoryPipeline
@@ -22,6 +23,8 @@ class ChatServices:
     limiter: ChatLimiter
     limits: LimitSettings
     summary: SummarySettings
+    # Live turns for resume and stop (in this process, or in Redis for every instance).
+    streams: TurnStreams = field(default_factory=LocalTurnStreams)
     # The turns this process streams or stores now: their leases are renewed together.
     active_turns: set[str] = field(default_factory=set)
     # This process, as the owner of the turns it answers (messages.turn_owner).

@@ -58,8 +58,10 @@ async def run_chat_turn(
         await _mark_failed(services, turn)
         raise
     relay = TurnRelay(services, turn, reply)
-    services.background.spawn(relay.run(), name=f"turn-{turn.user_message_id or 'compat'}")
     started = TurnStarted(turn.reply_id, turn.user_message_id, turn.conversation_id, turn.agent_id)
+    if turn.conversation_id is not None:
+        relay.attach(await services.streams.start(started, relay.stop))
+    services.background.spawn(relay.run(), name=f"turn-{turn.user_message_id or 'compat'}")
     return await encoder.stream(started, relay.events())
 
 

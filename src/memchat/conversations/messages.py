@@ -169,7 +169,7 @@ def last_live_message(conn: Connection, conversation_id: str, role: str) -> AnyR
 
 
 _REPLY_TO = (
-    select(messages.c.id, messages.c.content, messages.c.conversation_id)
+    select(messages.c.id, messages.c.content, messages.c.conversation_id, messages.c.status)
     .where(messages.c.reply_to_id == bindparam("user_message_id"), messages.c.status != SUPERSEDED)
     .order_by(messages.c.seq.desc())
     .limit(1)
@@ -177,7 +177,7 @@ _REPLY_TO = (
 
 
 def current_reply(conn: Connection, user_message_id: str) -> AnyRow | None:
-    """The current (not superseded) assistant reply to a user message: id, content, conversation_id."""
+    """The current (not superseded) assistant reply to a user message: id, content, conversation_id, status."""
     return conn.execute(_REPLY_TO, {"user_message_id": user_message_id}).one_or_none()
 
 

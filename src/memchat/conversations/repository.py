@@ -93,7 +93,7 @@ _BUMP = (
     .values(message_count=conversations.c.message_count + bindparam("delta"), updated_at_ms=bindparam("now"))
 )
 _BUMP_ACTIVITY = _BUMP.values(last_message_at_ms=bindparam("now"))
-_BUMP_WITH_SUMMARY = _BUMP_ACTIVITY.values(summary=bindparam("new_summary"))
+_BUMP_WITH_SUMMARY = _BUMP_ACTIVITY.values(summary=bindparam("new_summary")).returning(conversations.c.message_count)
 
 
 def bump_conversation(conn: Connection, conversation_id: str, *, count_delta: int, now_ms: int) -> None:
@@ -118,9 +118,10 @@ def summary_for_update(conn: Connection, conversation_id: str) -> str | None:
     return None if value is None else str(value)
 
 
-def bump_with_summary(conn: Connection, conversation_id: str, *, summary: str, now_ms: int) -> None:
+def bump_with_summary(conn: Connection, conversation_id: str, *, summary: str, now_ms: int) -> int:
+    """Count one message and set the summary; the new message count."""
     params = {"conversation_id": conversation_id, "delta": 1, "now": now_ms, "new_summary": summary}
-    conn.execute(_BUMP_WITH_SUMMARY, params)
+    return int(conn.execute(_BUMP_WITH_SUMMARY, params).scalar_one())
 
 
 # --- async helpers: REST routes and background jobs ---

@@ -5,7 +5,8 @@ from memchat.models.base import Base, SeqInteger, new_id
 
 # Message.status
 COMPLETED = "completed"  # user message stored; assistant reply finished upstream
-INCOMPLETE = "incomplete"  # assistant reply cut short (upstream failure, stop, crash)
+INCOMPLETE = "incomplete"  # assistant reply cut short (upstream failure, deadline, size cap, crash)
+STOPPED = "stopped"  # assistant reply stopped by the user (POST /api/chat/{chatId}/stop): what they saw
 SUPERSEDED = "superseded"  # replaced by a regenerate or an edit; out of history, prompts, counts
 
 # Message.reply_state (user messages): where the turn it opened stands

@@ -1,0 +1,117 @@
+"""The AI SDK's UI message stream (`DefaultChatTransport`, ai@5 and later): SSE `data: {json}` parts.
+
+A turn's parts, in order:
+- `start`: messageId = the id the reply is stored under (the history endpoint shows the same),
+  messageMetadata = {userMessageId, conversationId};
+- `text-start`, `text-delta`..., `text-end`;
+- `data-memory` (transient): each memory the turn's inline extraction added,
+  data = {action, memory: {id, type, content, importance}};
+- `data-conversation` (transient): data = {conversationId, summary, messageCount} once stored;
+- `error` when the upstream failed before its first text or the reply could not be stored;
+- `finish` with finishReason (stop; length for a reply cut short; other for a stopped one) and
+  messageMetadata {status} (the stored reply's status), then `data: [DONE]`.
+
+Every part carries exactly the keys of ai@7's part schemas, no others.
+"""
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import orjson
+from starlette.responses import Response
+
+from memchat.chat.encoders import EventBatches, StreamBody
+from memchat.chat.events import MemorySaved, TextDelta, TurnFailed, TurnFinished, TurnStarted
+from memchat.chat.user_message import StoredReply
+
+UI_STREAM_HEADERS = {"x-vercel-ai-ui-message-stream": "v1", "X-Accel-Buffering": "no", "Cache-Control": "no-cache"}
+MEDIA_TYPE = "text/event-stream"
+_TEXT_PART = "text-0"
+_FINISH_REASONS = {"completed": "stop", "incomplete": "length", "stopped": "other"}
+
+
+def sse(part: dict[str, Any]) -> bytes:
+    return b"data: " + orjson.dumps(part) + b"\n\n"
+
+
+DONE = b"data: [DONE]\n\n"
+
+
+def start_part(reply_id: str, user_message_id: str | None, conversation_id: str | None) -> bytes:
+    return sse(
+        {
+            "type": "start",
+            "messageId": reply_id,
+            "messageMetadata": {"userMessageId": user_message_id, "conversationId": conversation_id},
+        }
+    )
+
+
+def error_part(text: str) -> bytes:
+    return sse({"type": "error", "errorText": text})
+
+
+def finish_part(status: str) -> bytes:
+    return sse(
+        {"type": "finish", "finishReason": _FINISH_REASONS.get(status, "other"), "messageMetadata": {"status": status}}
+    )
+
+
+async def ui_chunks(started: TurnStarted, batches: EventBatches) -> AsyncIterator[bytes]:
+    yield start_part(started.reply_id, started.user_message_id, started.conversation_id)
+    text_open = False
+    async for batch in batches:
+        out: list[bytes] = []
+        for event in batch:
+            if isinstance(event, TextDelta):
+                if not event.text:
+                    continue
+                if not text_open:
+                    out.append(sse({"type": "text-start", "id": _TEXT_PART}))
+                    text_open = True
+                out.append(sse({"type": "text-delta", "id": _TEXT_PART, "delta": event.text}))
+                continue
+            if text_open:
+                out.append(sse({"type": "text-end", "id": _TEXT_PART}))
+                text_open = False
+            if isinstance(event, MemorySaved):
+                for note in event.memories:
+                    memory = {"id": note.id, "type": note.type, "content": note.content, "importance": note.importance}
+                    change = {"action": note.action, "memory": memory}
+                    out.append(sse({"type": "data-memory", "id": note.id, "data": change, "transient": True}))
+            elif isinstance(event, TurnFinished):
+                if event.message_id is not None:
+                    data: dict[str, Any] = {
+                        "conversationId": started.conversation_id,
+                        "summary": event.summary,
+                        "messageCount": event.message_count,
+                    }
+                    out.append(sse({"type": "data-conversation", "data": data, "transient": True}))
+                out.append(finish_part(event.status))
+                out.append(DONE)
+            elif isinstance(event, TurnFailed):
+                out.append(error_part(event.message))
+                out.append(DONE)
+        if out:
+            yield b"".join(out)
+
+
+class UIMessageStreamEncoder:
+    async def stream(self, started: TurnStarted, batches: EventBatches) -> Response:
+        return StreamBody(ui_chunks(started, batches), MEDIA_TYPE, UI_STREAM_HEADERS)
+
+    async def stored(self, reply: StoredReply) -> Response:
+        body = b"".join(
+            (
+                start_part(reply.reply_id, reply.user_message_id, reply.conversation_id),
+                sse({"type": "text-start", "id": _TEXT_PART}),
+                sse({"type": "text-delta", "id": _TEXT_PART, "delta": reply.text}),
+                sse({"type": "text-end", "id": _TEXT_PART}),
+                finish_part(reply.status),
+                DONE,
+            )
+        )
+        return Response(body, media_type=MEDIA_TYPE, headers=UI_STREAM_HEADERS)
+
+
+UI_MESSAGE_STREAM = UIMessageStreamEncoder()
