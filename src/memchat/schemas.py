@@ -1,8 +1,9 @@
 """Base for every request and response model: camelCase on the wire, snake_case in Python."""
 
-from typing import Any
+import math
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, field_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 from pydantic.alias_generators import to_camel
 
 
@@ -50,6 +51,21 @@ class ErrorBody(BaseModel):
     error: ErrorDetail
 
 
+def number_as_text(value: Any) -> Any:
+    """78 -> "78", 78.0 -> "78", 7.5 -> "7.5": for a field a person writes as a number (the seed's
+    frontend sends 心动值 as one). A bool is no number to a person: it stays a validation error."""
+    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
+        return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
+    return value
+
+
+# Text that may arrive as a JSON number; stored and answered as text. The schema still says string
+# (one AgentProfile for requests and responses, as the console's generated types name it).
+NumberText = Annotated[str, BeforeValidator(number_as_text)]
+NUMBER_PROFILE_FIELDS = frozenset({"chemistry"})
+_NUMBER_TEXT_DOC = "text; a number is accepted and stored as text"
+
+
 class ProfileFields(BaseModel):
     """The chat partner's profile, shown in the prompt's second message (docs/behaviour.md).
 
@@ -63,7 +79,7 @@ class ProfileFields(BaseModel):
     headline: str = ""
     topic: str = ""
     chemistry_label: str = ""
-    chemistry: str = ""
+    chemistry: NumberText = Field(default="", description=_NUMBER_TEXT_DOC)
     rhythm: str = ""
     profile_note: str = ""
 
@@ -77,7 +93,12 @@ PROFILE_FIELDS: tuple[str, ...] = tuple(ProfileFields.model_fields)
 
 def optional_profile_fields(*extra: str) -> dict[str, Any]:
     """`extra` and the profile fields as optional strings, for create_model (patches and overrides)."""
-    return {name: (str | None, None) for name in (*extra, *PROFILE_FIELDS)}
+    return {
+        name: (NumberText | None, Field(default=None, description=_NUMBER_TEXT_DOC))
+        if name in NUMBER_PROFILE_FIELDS
+        else (str | None, None)
+        for name in (*extra, *PROFILE_FIELDS)
+    }
 
 
 # A conversation as the API shows it: here, not in conversations/, because the account export in

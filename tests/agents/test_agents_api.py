@@ -4,6 +4,7 @@ from sqlalchemy import func, select
 
 from memchat.models import Conversation, Memory, Message
 from tests.conftest import Running, auth, chat, create_agent
+from tests.upstream import TestUpstream
 
 FULL_PROFILE = {
     "status": "在线",
@@ -47,6 +48,35 @@ async def test_validation(running: Running, user_token: str) -> None:
     )
     assert response.status_code == 422
     assert response.json()["error"]["code"] == "field_too_long"
+    listed = (await running.client.get("/api/agents", headers=auth(user_token))).json()["agents"]
+    assert listed == []
+
+
+async def test_chemistry_may_be_a_number_and_is_stored_as_text(
+    running: Running, user_token: str, upstream: TestUpstream
+) -> None:
+    """The seed's frontend sends 心动值 as a number (78); memchat keeps the field as text."""
+    agent = await create_agent(running.client, user_token, profile={"chemistryLabel": "心动", "chemistry": 78})
+    assert agent["profile"]["chemistry"] == "78"
+    url = f"/api/agents/{agent['id']}"
+    for sent, stored in [(80.0, "80"), (7.5, "7.5"), ("九十", "九十")]:
+        response = await running.client.patch(url, json={"profile": {"chemistry": sent}}, headers=auth(user_token))
+        assert response.status_code == 200, sent
+        assert response.json()["profile"]["chemistry"] == stored
+    fetched = (await running.client.get(url, headers=auth(user_token))).json()
+    assert fetched["profile"] == {**agent["profile"], "chemistry": "九十"}
+    await chat(running, user_token, agent["id"], "你好")
+    profile_message = upstream.chat_requests[-1]["messages"][1]["content"]
+    assert "心动值：心动 九十" in profile_message
+
+
+async def test_numbers_are_refused_where_they_mean_nothing(running: Running, user_token: str) -> None:
+    for profile in [{"status": 5}, {"chemistry": True}, {"relationship": 1.5}]:
+        response = await running.client.post(
+            "/api/agents", json={"name": "a", "profile": profile}, headers=auth(user_token)
+        )
+        assert response.status_code == 422, profile
+        assert response.json()["error"]["code"] == "invalid_input"
     listed = (await running.client.get("/api/agents", headers=auth(user_token))).json()["agents"]
     assert listed == []
 
