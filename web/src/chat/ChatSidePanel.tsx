@@ -1,19 +1,42 @@
 import { useEffect } from "react";
 import { Link } from "react-router-dom";
-import { getConversation, listMemories } from "../api/agents";
+import { listMemories } from "../api/agents";
 import type { Agent } from "../api/types";
 import { ErrorBanner } from "../components/ErrorBanner";
 import { ImportanceStars } from "../components/ImportanceStars";
 import { formatTime } from "../format";
 import { t } from "../i18n";
 import { useResource } from "../useResource";
+import { loadConversation, targetKey, type ChatTarget } from "./api";
+import { ConversationList } from "./ConversationList";
 
 const PANEL_MEMORIES = 8;
 const MEMORY_SETTLE_MS = 1500;
 
-/** Summary, counts and the top memories; `version` moves after every chat turn. */
-export function ChatSidePanel({ agent, version, streaming }: { agent: Agent; version: number; streaming: boolean }) {
-  const conversation = useResource(`conversation:${agent.id}`, () => getConversation(agent.id));
+/**
+ * The agent's conversations, then this conversation's summary and counts and the agent's top
+ * memories; `version` moves after every chat turn. On phones it is a drawer (`open`).
+ */
+export function ChatSidePanel({
+  agent,
+  target,
+  version,
+  listVersion,
+  streaming,
+  open,
+  onClose,
+  onConversationsChanged,
+}: {
+  agent: Agent;
+  target: ChatTarget;
+  version: number;
+  listVersion: number;
+  streaming: boolean;
+  open: boolean;
+  onClose: () => void;
+  onConversationsChanged: () => void;
+}) {
+  const conversation = useResource(`conversation:${targetKey(target)}`, () => loadConversation(target));
   const memories = useResource(`memories:${agent.id}:active`, () => listMemories(agent.id, "active"));
   const reloadConversation = conversation.reload;
   const reloadMemories = memories.reload;
@@ -36,7 +59,23 @@ export function ChatSidePanel({ agent, version, streaming }: { agent: Agent; ver
   const c = conversation.data;
   const profile = agent.profile;
   return (
-    <aside className="side-panel" data-testid="side-panel" aria-label={t.chat.sidePanel}>
+    <aside
+      className={`side-panel${open ? " open" : ""}`}
+      data-testid="side-panel"
+      aria-label={t.chat.sidePanel}
+      id="chat-side-panel"
+    >
+      <div className="drawer-head">
+        <button type="button" className="link-button" onClick={onClose} data-testid="close-panel">
+          {t.common.close}
+        </button>
+      </div>
+      <ConversationList
+        agentId={agent.id}
+        activeId={target.conversationId}
+        version={version + listVersion}
+        onChanged={onConversationsChanged}
+      />
       <h2>{t.chat.sidePanel}</h2>
       <ErrorBanner error={conversation.error ?? memories.error} />
       <dl className="stats">

@@ -2,16 +2,21 @@ import { useChat } from "@ai-sdk/react";
 import { TextStreamChatTransport } from "ai";
 import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState, type FormEvent, type KeyboardEvent } from "react";
 import { Link, useParams, useSearchParams } from "react-router-dom";
-import { getAgent, listMessages, type MessagePage } from "../api/agents";
+import { getAgent, type MessagePage } from "../api/agents";
 import { chatFetch } from "../api/client";
 import { authHeaders } from "../api/session";
 import type { components } from "../api/schema";
 import type { Agent, ChatMessage } from "../api/types";
+import { chatIdOf, loadMessages, targetKey, type ChatTarget } from "../chat/api";
 import { ChatSidePanel } from "../chat/ChatSidePanel";
-import { mergeLatestPage, messageText, oldestStoredId, PAGE_SIZE, prependPage, toChatMessage } from "../chat/history";
+import { DemoBanner } from "../chat/DemoBanner";
+import { mergeLatestPage, oldestStoredId, PAGE_SIZE, prependPage, toChatMessage } from "../chat/history";
+import { MessageBubble } from "../chat/MessageBubble";
+import { useTabSync } from "../chat/tabSync";
+import { COMPACT_QUERY, useMedia } from "../chat/useMedia";
+import "../chat/chat.css";
 import { ErrorBanner } from "../components/ErrorBanner";
 import { announceTurnFinished } from "../events";
-import { formatTime } from "../format";
 import { t } from "../i18n";
 import { useOnVisible } from "../useOnVisible";
 import { useResource } from "../useResource";
@@ -23,12 +28,19 @@ const REPLY_RETRY_MS = [100, 250, 500, 1000, 2000];
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-type ChatBody = Pick<components["schemas"]["ChatRequest"], "agentId">;
+// Redraw a streaming reply at most this often: each redraw parses its markdown again.
+const STREAM_THROTTLE_MS = 50;
+
+type ChatBody = Pick<components["schemas"]["ChatRequest"], "agentId" | "conversationId">;
 
 export function ChatPage() {
   const { agentId = "" } = useParams();
+  const [searchParams] = useSearchParams();
+  const conversationId = searchParams.get("conversation");
+  const target = useMemo<ChatTarget>(() => ({ agentId, conversationId }), [agentId, conversationId]);
+  const key = targetKey(target);
   const agent = useResource(`agent:${agentId}`, () => getAgent(agentId));
-  const history = useResource(`history:${agentId}`, () => listMessages(agentId, { limit: PAGE_SIZE }));
+  const history = useResource(`history:${key}`, () => loadMessages(target, { limit: PAGE_SIZE }));
 
   const error = agent.error ?? history.error;
   if (error) {
@@ -43,11 +55,17 @@ export function ChatPage() {
     );
   }
   if (!agent.data || !history.data) return <p className="muted">{t.common.loading}</p>;
-  return <ChatView key={agentId} agent={agent.data} firstPage={history.data} />;
+  return <ChatView key={key} agent={agent.data} target={target} firstPage={history.data} />;
 }
 
-function ChatView({ agent, firstPage }: { agent: Agent; firstPage: MessagePage }) {
+function ChatView({ agent, target, firstPage }: { agent: Agent; target: ChatTarget; firstPage: MessagePage }) {
   const agentId = agent.id;
+  const chatKey = targetKey(target);
+  const compact = useMedia(COMPACT_QUERY);
+  const [panelOpen, setPanelOpen] = useState(false);
+  const [listVersion, setListVersion] = useState(0);
+  // "No earlier messages" only after paging back reached the start, never on a short, new chat.
+  const [pagedBack, setPagedBack] = useState(false);
   const [searchParams] = useSearchParams();
   const focusId = searchParams.get("message");
   const [input, setInput] = useState("");
@@ -61,7 +79,7 @@ function ChatView({ agent, firstPage }: { agent: Agent; firstPage: MessagePage }
       new TextStreamChatTransport<ChatMessage>({
         api: "/api/chat",
         headers: () => authHeaders(),
-        body: { agentId } satisfies ChatBody,
+        body: { agentId, conversationId: target.conversationId ?? undefined } satisfies ChatBody,
         fetch: chatFetch,
         // The server reads the history from its own store; only the newest message matters.
         // Sending just that keeps a long, paged-back chat within the request limits.
@@ -69,16 +87,17 @@ function ChatView({ agent, firstPage }: { agent: Agent; firstPage: MessagePage }
           body: { ...body, id, messages: messages.slice(-1), trigger, messageId },
         }),
       }),
-    [agentId],
+    [agentId, target.conversationId],
   );
 
   const initialMessages = useMemo(() => firstPage.messages.map(toChatMessage), [firstPage]);
   const syncRef = useRef<(expectReply: boolean) => Promise<void>>(async () => {});
 
   const { messages, sendMessage, regenerate, stop, status, error, setMessages } = useChat<ChatMessage>({
-    id: `agent:${agentId}`,
+    id: chatIdOf(target),
     messages: initialMessages,
     transport,
+    experimental_throttle: STREAM_THROTTLE_MS,
     onFinish: ({ isAbort, isError }) => {
       // After a stop the server goes on and saves the whole reply: the next sync (next turn,
       // coming back to the tab, reload) shows it. Otherwise take the stored turn, with the
@@ -98,12 +117,12 @@ function ChatView({ agent, firstPage }: { agent: Agent; firstPage: MessagePage }
 
   const sync = useCallback(async (expectReply: boolean) => {
     try {
-      let page = await listMessages(agentId, { limit: PAGE_SIZE });
+      let page = await loadMessages(target, { limit: PAGE_SIZE });
       for (const wait of REPLY_RETRY_MS) {
         if (!expectReply || page.messages.at(-1)?.role === "assistant") break;
         await pause(wait);
         if (busyRef.current) return;
-        page = await listMessages(agentId, { limit: PAGE_SIZE });
+        page = await loadMessages(target, { limit: PAGE_SIZE });
       }
       if (busyRef.current) return; // a new turn started meanwhile; its own finish syncs again
       const merged = mergeLatestPage(messagesRef.current, page.messages.map(toChatMessage));
@@ -116,12 +135,32 @@ function ChatView({ agent, firstPage }: { agent: Agent; firstPage: MessagePage }
     }
     setPanelVersion((v) => v + 1);
     announceTurnFinished(agentId);
-  }, [agentId, setMessages]);
-  useEffect(() => {
-    syncRef.current = sync;
-  }, [sync]);
+  }, [agentId, target, setMessages]);
 
-  // Another tab may have written meanwhile: coming back to this one shows the server's view.
+  // Other tabs of this browser on the same conversation: each turn's start and end there makes
+  // this one fetch the server's messages (see chat/tabSync.ts for why a channel, not a poll).
+  // A tab busy with its own turn catches up when that turn finishes (its sync reads the server).
+  const broadcast = useTabSync(agentId, (event) => {
+    if (event.kind === "conversations") setListVersion((v) => v + 1);
+    else if (event.chatKey !== chatKey) setListVersion((v) => v + 1);
+    else if (!busyRef.current) void sync(false);
+  });
+  const syncAndTell = useCallback(
+    async (expectReply: boolean) => {
+      await sync(expectReply);
+      broadcast({ kind: "turn", agentId, chatKey });
+    },
+    [sync, broadcast, agentId, chatKey],
+  );
+  useEffect(() => {
+    syncRef.current = syncAndTell;
+  }, [syncAndTell]);
+  // Once the reply streams, the user's message is stored: the other tabs can show it.
+  useEffect(() => {
+    if (status === "streaming") broadcast({ kind: "turn", agentId, chatKey });
+  }, [status, broadcast, agentId, chatKey]);
+
+  // Another device may have written meanwhile: coming back to this tab shows the server's view.
   useOnVisible(() => {
     if (!busyRef.current) void sync(false);
   });
@@ -137,18 +176,19 @@ function ChatView({ agent, firstPage }: { agent: Agent; firstPage: MessagePage }
     if (!before) return;
     setLoadingEarlier(true);
     try {
-      const page = await listMessages(agentId, { limit: PAGE_SIZE, before });
+      const page = await loadMessages(target, { limit: PAGE_SIZE, before });
       const list = listRef.current;
       prependAnchor.current = list ? list.scrollHeight - list.scrollTop : null;
       setMessages((current) => prependPage(current, page.messages.map(toChatMessage)));
       setHasMore(page.hasMore);
+      setPagedBack(true);
       setHistoryError(null);
     } catch (err) {
       setHistoryError(err);
     } finally {
       setLoadingEarlier(false);
     }
-  }, [agentId, messages, setMessages]);
+  }, [target, messages, setMessages]);
 
   const focusFound = focusId !== null && messages.some((m) => m.id === focusId);
   const focusMissing = focusId !== null && !focusFound && !hasMore;
@@ -162,7 +202,7 @@ function ChatView({ agent, firstPage }: { agent: Agent; firstPage: MessagePage }
       let more: boolean = true;
       let earlier: ChatMessage[] = [];
       while (!cancelled && more && before !== undefined && !earlier.some((m) => m.id === focusId)) {
-        const page = await listMessages(agentId, { limit: SEARCH_PAGE_SIZE, before });
+        const page = await loadMessages(target, { limit: SEARCH_PAGE_SIZE, before });
         earlier = [...page.messages.map(toChatMessage), ...earlier];
         before = page.messages[0]?.id;
         more = page.hasMore;
@@ -171,6 +211,7 @@ function ChatView({ agent, firstPage }: { agent: Agent; firstPage: MessagePage }
       prependAnchor.current = null;
       setMessages(prependPage(messagesRef.current, earlier));
       setHasMore(more);
+      setPagedBack(true);
     };
     search().catch((err: unknown) => {
       if (!cancelled) setHistoryError(err);
@@ -178,7 +219,7 @@ function ChatView({ agent, firstPage }: { agent: Agent; firstPage: MessagePage }
     return () => {
       cancelled = true;
     };
-  }, [agentId, focusId, hasMore, setMessages]);
+  }, [target, focusId, hasMore, setMessages]);
 
   useLayoutEffect(() => {
     const list = listRef.current;
@@ -206,8 +247,17 @@ function ChatView({ agent, firstPage }: { agent: Agent; firstPage: MessagePage }
     void sendMessage({ text });
   };
 
+  // On phones Enter makes a new line (the send button is at hand); elsewhere it sends.
   const onKeyDown = (event: KeyboardEvent<HTMLTextAreaElement>) => {
+    if (compact) return;
     if (event.key === "Enter" && !event.shiftKey && !event.nativeEvent.isComposing) submit(event);
+  };
+
+  // The edited message and everything after it are replaced on the server; useChat does the same here.
+  const editMessage = (messageId: string, text: string) => {
+    if (busy) return;
+    atBottom.current = true;
+    void sendMessage({ text, messageId });
   };
 
   const last = messages.at(-1);
@@ -216,7 +266,7 @@ function ChatView({ agent, firstPage }: { agent: Agent; firstPage: MessagePage }
   const canRegenerate = !busy && last !== undefined;
 
   return (
-    <div className="chat-layout">
+    <div className={`chat-layout${panelOpen ? " panel-open" : ""}`}>
       <section className="chat-main">
         <div className="chat-header">
           <h1>
@@ -226,8 +276,19 @@ function ChatView({ agent, firstPage }: { agent: Agent; firstPage: MessagePage }
           <div className="chat-header-links">
             <Link to={`/agents/${agentId}/memories`}>{t.agents.memories}</Link>
             <Link to={`/agents/${agentId}/edit`}>{t.chat.editAgent}</Link>
+            <button
+              type="button"
+              className="panel-toggle"
+              aria-expanded={panelOpen}
+              aria-controls="chat-side-panel"
+              onClick={() => setPanelOpen(true)}
+              data-testid="open-panel"
+            >
+              {t.chat.openPanel}
+            </button>
           </div>
         </div>
+        <DemoBanner />
         <div
           className="message-list"
           ref={listRef}
@@ -242,8 +303,10 @@ function ChatView({ agent, firstPage }: { agent: Agent; firstPage: MessagePage }
               <button type="button" onClick={() => void loadEarlier()} disabled={loadingEarlier} data-testid="load-earlier">
                 {loadingEarlier ? t.common.loading : t.chat.loadEarlier}
               </button>
-            ) : messages.length > 0 ? (
-              <span className="muted">{t.chat.noEarlier}</span>
+            ) : pagedBack ? (
+              <span className="muted" data-testid="no-earlier">
+                {t.chat.noEarlier}
+              </span>
             ) : null}
           </div>
           {messages.length === 0 && !busy ? <p className="empty">{t.chat.empty}</p> : null}
@@ -255,6 +318,8 @@ function ChatView({ agent, firstPage }: { agent: Agent; firstPage: MessagePage }
               agentName={agent.name}
               focused={message.id === focusId}
               streaming={status === "streaming" && message === last && message.role === "assistant"}
+              canEdit={!busy && message.role === "user" && message.metadata?.stored === true}
+              onEdit={(text) => editMessage(message.id, text)}
             />
           ))}
           {status === "submitted" ? (
@@ -270,7 +335,8 @@ function ChatView({ agent, firstPage }: { agent: Agent; firstPage: MessagePage }
             name="message"
             rows={2}
             value={input}
-            placeholder={t.chat.placeholder}
+            placeholder={compact ? t.chat.placeholderTouch : t.chat.placeholder}
+            enterKeyHint={compact ? "enter" : "send"}
             onChange={(e) => setInput(e.target.value)}
             onKeyDown={onKeyDown}
             data-testid="composer"
@@ -293,41 +359,20 @@ function ChatView({ agent, firstPage }: { agent: Agent; firstPage: MessagePage }
           </div>
         </form>
       </section>
-      <ChatSidePanel agent={agent} version={panelVersion} streaming={status === "streaming"} />
-    </div>
-  );
-}
-
-function MessageBubble({
-  message,
-  agentName,
-  focused,
-  streaming,
-}: {
-  message: ChatMessage;
-  agentName: string;
-  focused: boolean;
-  streaming: boolean;
-}) {
-  const status = message.metadata?.status;
-  return (
-    <div
-      id={`message-${message.id}`}
-      className={`message ${message.role}${focused ? " focused" : ""}`}
-      data-testid="message"
-      data-role={message.role}
-      data-message-id={message.id}
-      data-status={streaming ? "streaming" : (status ?? "local")}
-    >
-      <div className="message-meta">
-        <span>{message.role === "user" ? t.chat.you : agentName}</span>
-        {message.metadata?.createdAtMs ? <time>{formatTime(message.metadata.createdAtMs)}</time> : null}
-        {status === "incomplete" ? <span className="tag warn">{t.chat.incomplete}</span> : null}
-      </div>
-      <div className="bubble" data-testid="message-text">
-        {messageText(message)}
-        {streaming ? <span className="cursor" aria-hidden="true" /> : null}
-      </div>
+      <div className="drawer-backdrop" onClick={() => setPanelOpen(false)} aria-hidden="true" />
+      <ChatSidePanel
+        agent={agent}
+        target={target}
+        version={panelVersion}
+        listVersion={listVersion}
+        streaming={status === "streaming"}
+        open={panelOpen}
+        onClose={() => setPanelOpen(false)}
+        onConversationsChanged={() => {
+          setPanelOpen(false);
+          broadcast({ kind: "conversations", agentId });
+        }}
+      />
     </div>
   );
 }
