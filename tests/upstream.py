@@ -78,6 +78,9 @@ class TestUpstream:
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self.streams_started = threading.Semaphore(0)
+        # a stream whose client went away before its end (memchat cancelled the request)
+        self.streams_abandoned = threading.Semaphore(0)
+        self.deltas_sent = 0
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
         self.base_url = ""
@@ -97,9 +100,14 @@ class TestUpstream:
             self.headers.clear()
         self._release.clear()
         self.streams_started = threading.Semaphore(0)
+        self.streams_abandoned = threading.Semaphore(0)
+        self.deltas_sent = 0
 
     def wait_stream_started(self, timeout_s: float = 10.0) -> bool:
         return self.streams_started.acquire(timeout=timeout_s)
+
+    def wait_stream_abandoned(self, timeout_s: float = 10.0) -> bool:
+        return self.streams_abandoned.acquire(timeout=timeout_s)
 
     @property
     def chat_requests(self) -> list[dict[str, Any]]:
@@ -145,20 +153,28 @@ class TestUpstream:
         if reply.raw is not None:
             yield reply.raw
             return
-        yield _chunk(completion_id, model, {"role": "assistant", "content": ""}, None)
-        for index, piece in enumerate(reply.pieces()):
-            if reply.cut_after is not None and index >= reply.cut_after:
-                raise _CutStream  # uvicorn drops the connection mid-body
-            if reply.hold_after is not None and index == reply.hold_after:
-                await asyncio.get_running_loop().run_in_executor(None, self._release.wait, 30.0)
-            if reply.delay_ms:
-                await asyncio.sleep(reply.delay_ms / 1000)
-            yield _chunk(completion_id, model, {"content": piece}, None)
-        if reply.cut_after is not None:
-            raise _CutStream
-        if reply.finish_reason is not None:
-            yield _chunk(completion_id, model, {}, reply.finish_reason)
-        yield b"data: [DONE]\n\n"
+        ended = False
+        try:
+            yield _chunk(completion_id, model, {"role": "assistant", "content": ""}, None)
+            for index, piece in enumerate(reply.pieces()):
+                if reply.cut_after is not None and index >= reply.cut_after:
+                    ended = True
+                    raise _CutStream  # uvicorn drops the connection mid-body
+                if reply.hold_after is not None and index == reply.hold_after:
+                    await asyncio.get_running_loop().run_in_executor(None, self._release.wait, 30.0)
+                if reply.delay_ms:
+                    await asyncio.sleep(reply.delay_ms / 1000)
+                yield _chunk(completion_id, model, {"content": piece}, None)
+                self.deltas_sent += 1
+            ended = True
+            if reply.cut_after is not None:
+                raise _CutStream
+            if reply.finish_reason is not None:
+                yield _chunk(completion_id, model, {}, reply.finish_reason)
+            yield b"data: [DONE]\n\n"
+        finally:
+            if not ended:
+                self.streams_abandoned.release()
 
     async def _control_script(self, request: Request) -> Response:
         payload = await request.json()

@@ -53,6 +53,8 @@ class TurnFinished:
     message_id: str | None
     summary: str | None = None
     message_count: int | None = None
+    # the upstream failed after some text (the reply is stored incomplete)
+    error: str | None = None
 
     @property
     def completed(self) -> bool:

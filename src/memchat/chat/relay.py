@@ -66,6 +66,7 @@ class TurnRelay:
         self._live: LiveTurn | None = None
         self._stopped = False
         self._timeout: asyncio.Timeout | None = None
+        self._upstream_error: str | None = None
 
     def attach(self, live: LiveTurn) -> None:
         """Followers of the turn (resume) get every event from the first text on."""
@@ -121,6 +122,7 @@ class TurnRelay:
             return INCOMPLETE
         except STREAM_ERRORS as exc:
             log.warning("upstream stream broke after %d deltas: %s", len(self._parts), exc)
+            self._upstream_error = "the upstream LLM failed mid-reply; the reply is stored incomplete"
             return INCOMPLETE
         finally:
             self._timeout = None
@@ -164,12 +166,12 @@ class TurnRelay:
             raise
         assert not isinstance(saved, _NotStored)
         if saved is None:
-            self._emit(TurnFinished(status, None))
+            self._emit(TurnFinished(status, None, error=self._upstream_error))
             return
         memory_ids = await after_saved(services, saved, extraction_state=state)
         if memory_ids:
             self._emit(MemorySaved(await self._memory_notes(memory_ids)))
-        self._emit(TurnFinished(status, saved.id, saved.summary, saved.message_count))
+        self._emit(TurnFinished(status, saved.id, saved.summary, saved.message_count, self._upstream_error))
 
     async def _memory_notes(self, memory_ids: list[str]) -> tuple[MemoryNote, ...]:
         async with self._services.db.read() as session:

@@ -7,7 +7,8 @@ A turn's parts, in order:
 - `data-memory` (transient): each memory the turn's inline extraction added,
   data = {action, memory: {id, type, content, importance}};
 - `data-conversation` (transient): data = {conversationId, summary, messageCount} once stored;
-- `error` when the upstream failed before its first text or the reply could not be stored;
+- `error` when the upstream failed (before its first text: the only part; after some text: before
+  `finish`, the reply stored incomplete) or the reply could not be stored;
 - `finish` with finishReason (stop; length for a reply cut short; other for a stopped one) and
   messageMetadata {status} (the stored reply's status), then `data: [DONE]`.
 
@@ -80,6 +81,8 @@ async def ui_chunks(started: TurnStarted, batches: EventBatches) -> AsyncIterato
                     change = {"action": note.action, "memory": memory}
                     out.append(sse({"type": "data-memory", "id": note.id, "data": change, "transient": True}))
             elif isinstance(event, TurnFinished):
+                if event.error is not None:
+                    out.append(error_part(event.error))
                 if event.message_id is not None:
                     data: dict[str, Any] = {
                         "conversationId": started.conversation_id,
