@@ -111,11 +111,14 @@ def test_edit_archive_add_and_delete_memories(logged_in: Any, server: Server, ac
     expect(added.locator("[data-importance]")).to_have_attribute("data-importance", "4")
     expect(added).to_contain_text("手动添加")
 
-    # Delete asks first, then the memory is gone for good.
+    # Delete asks first, then the memory is gone.
     edited = page.get_by_test_id("memory-card").filter(has_text="喜欢晚上聊天，回复简短")
     edited.get_by_test_id("memory-delete").click()
     edited.get_by_test_id("memory-delete-confirm").click()
     expect(page.get_by_test_id("memory-card")).to_have_count(1)
+    # The toast offers 撤销 for a while (test_memory_library.py); closing it makes the delete final.
+    page.get_by_test_id("undo-toast-close").click()
+    expect(page.get_by_test_id("undo-toast")).to_have_count(0)
     page.reload()
     expect(page.get_by_test_id("memory-card")).to_have_count(1)
     expect(page.get_by_test_id("memory-card")).to_contain_text("工作时间不要发消息")

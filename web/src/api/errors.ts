@@ -28,6 +28,11 @@ function parseErrorBody(text: string): { code?: string; message?: string } | nul
   return null;
 }
 
+/** A 404 from the API: the thing asked for does not exist (or is not this user's). */
+export function isNotFound(error: unknown): boolean {
+  return error instanceof ApiError && error.status === 404;
+}
+
 export function apiErrorFrom(status: number, bodyText: string): ApiError {
   const parsed = parseErrorBody(bodyText);
   const message = parsed?.message ?? (bodyText.trim() || t.errors.generic);

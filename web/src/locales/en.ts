@@ -59,7 +59,8 @@ export const en: Messages = {
     defaultPrompt: "Persona (system prompt)",
     defaultPromptHint: "Leave empty for the default chat-companion persona.",
     profileTitle: "Chat partner profile",
-    profileIntro: "These fields go into the model's prompt. All are optional; an empty field is left out of the prompt.",
+    profileIntro:
+      "These fields go into the model's prompt in a fixed format (e.g. “心动值：{chemistry label} {chemistry}”). All are optional: by default an empty field stays as a blank in the prompt; with MEMCHAT_EMPTY_PROFILE_FIELDS=omitted on the server it is left out.",
     profile: {
       status: "Status",
       lastActive: "Last active",
@@ -77,7 +78,7 @@ export const en: Messages = {
       relationship: "e.g. just met, flirting",
       headline: "e.g. where to go this weekend",
       topic: "e.g. both love cats and hiking",
-      chemistryLabel: "e.g. Chemistry",
+      chemistryLabel: "The word before the number, e.g. rapport",
       chemistry: "A number 0–100, e.g. 78",
       rhythm: "e.g. slow to reply, likes chatting at night",
       profileNote: "Anything else the model should know",

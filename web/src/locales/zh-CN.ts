@@ -60,7 +60,8 @@ export const zhCN = {
     defaultPrompt: "人设（系统提示词）",
     defaultPromptHint: "留空则使用默认的聊天陪伴助手人设。",
     profileTitle: "聊天对象资料",
-    profileIntro: "这些资料会写进给模型的提示词里；都可以留空，留空的项不会出现在提示词中。",
+    profileIntro:
+      "这些资料会按固定格式写进给模型的提示词（例如“心动值：{心动值标签} {心动值}”）。都可以留空：默认留空的项在提示词里是空白；服务器设置 MEMCHAT_EMPTY_PROFILE_FIELDS=omitted 时会整项省略。",
     profile: {
       status: "对象状态",
       lastActive: "最近活跃",
@@ -79,7 +80,7 @@ export const zhCN = {
       relationship: "例如：刚认识、暧昧期",
       headline: "例如：周末去哪儿玩",
       topic: "例如：都喜欢猫和爬山",
-      chemistryLabel: "例如：心动值",
+      chemistryLabel: "写在心动值前面的词，例如：默契度",
       chemistry: "0–100 的数字，例如 78",
       rhythm: "例如：回复慢热、喜欢晚上聊",
       profileNote: "任何想让模型知道的补充",

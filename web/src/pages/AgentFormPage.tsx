@@ -1,10 +1,12 @@
 import { useState, type FormEvent } from "react";
 import { useNavigate, useParams } from "react-router-dom";
 import { createAgent, getAgent, updateAgent } from "../api/agents";
+import { isNotFound } from "../api/errors";
 import type { Agent, AgentProfile } from "../api/types";
 import { ErrorBanner } from "../components/ErrorBanner";
 import { t } from "../i18n";
 import { useResource } from "../useResource";
+import { NotFoundPage } from "./NotFoundPage";
 
 const PROFILE_FIELDS: readonly (keyof AgentProfile)[] = [
   "status",
@@ -30,11 +32,19 @@ const EMPTY_PROFILE: AgentProfile = {
   profileNote: "",
 };
 
+/** 心动值 is a number to a person: 0 to 100, stored as text like every profile field. */
+const CHEMISTRY_INPUT = {
+  inputMode: "numeric",
+  pattern: "100|[1-9]?[0-9]",
+  title: t.agentForm.chemistryRange,
+} as const;
+
 export function AgentFormPage() {
   const { agentId } = useParams();
   const agent = useResource(`agent:${agentId ?? "new"}`, () =>
     agentId ? getAgent(agentId) : Promise.resolve(null),
   );
+  if (isNotFound(agent.error)) return <NotFoundPage />;
   if (agent.error) return <ErrorBanner error={agent.error} onRetry={() => void agent.reload()} />;
   if (agent.loading) return <p className="muted">{t.common.loading}</p>;
   return <AgentForm key={agentId ?? "new"} agent={agent.data ?? null} />;
@@ -92,6 +102,7 @@ function AgentForm({ agent }: { agent: Agent | null }) {
         </label>
         <fieldset>
           <legend>{t.agentForm.profileTitle}</legend>
+          <p className="muted form-intro">{t.agentForm.profileIntro}</p>
           <div className="profile-grid">
             {PROFILE_FIELDS.map((field) => (
               <label key={field} className={field === "profileNote" ? "wide" : undefined}>
@@ -101,15 +112,21 @@ function AgentForm({ agent }: { agent: Agent | null }) {
                     name={`profile.${field}`}
                     rows={2}
                     value={profile[field]}
+                    aria-describedby={`hint-${field}`}
                     onChange={(e) => setProfile({ ...profile, [field]: e.target.value })}
                   />
                 ) : (
                   <input
                     name={`profile.${field}`}
                     value={profile[field]}
+                    aria-describedby={`hint-${field}`}
+                    {...(field === "chemistry" ? CHEMISTRY_INPUT : {})}
                     onChange={(e) => setProfile({ ...profile, [field]: e.target.value })}
                   />
                 )}
+                <span className="field-hint" id={`hint-${field}`} data-testid={`hint-${field}`}>
+                  {t.agentForm.profileHints[field]}
+                </span>
               </label>
             ))}
           </div>

@@ -2,6 +2,7 @@ import { useState, type FormEvent } from "react";
 import { Navigate, useLocation, useNavigate } from "react-router-dom";
 import { useAuth } from "../auth";
 import { ErrorBanner } from "../components/ErrorBanner";
+import { LanguageSwitch } from "../components/LanguageSwitch";
 import { t } from "../i18n";
 
 export function LoginPage({ mode }: { mode: "login" | "signup" }) {
@@ -79,6 +80,9 @@ export function LoginPage({ mode }: { mode: "login" | "signup" }) {
         >
           {signupMode ? t.auth.toLogin : t.auth.toSignup}
         </button>
+        <div className="auth-language">
+          <LanguageSwitch />
+        </div>
       </form>
     </div>
   );

@@ -2,6 +2,7 @@ import { useCallback, useEffect, useMemo, useState, type ReactNode } from "react
 import { Link, useParams } from "react-router-dom";
 import { createMemory, getAgent, listMemories, revertMemory, updateMemory } from "../api/agents";
 import { api, expectOk } from "../api/client";
+import { isNotFound } from "../api/errors";
 import { MEMORY_TYPES, type Memory, type MemoryStatus, type MemoryType } from "../api/types";
 import { ConfirmButton } from "../components/ConfirmButton";
 import { ErrorBanner } from "../components/ErrorBanner";
@@ -14,6 +15,7 @@ import { onTurnFinished } from "../events";
 import { t } from "../i18n";
 import { useOnVisible } from "../useOnVisible";
 import { useResource } from "../useResource";
+import { NotFoundPage } from "./NotFoundPage";
 
 type TypeFilter = MemoryType | "all";
 
@@ -129,6 +131,7 @@ export function MemoryPage() {
     return Promise.resolve(true);
   };
 
+  if (isNotFound(agent.error)) return <NotFoundPage />;
   return (
     <section className="page">
       <div className="page-header">
