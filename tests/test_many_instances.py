@@ -1,6 +1,7 @@
 """Two real `memchat serve` processes on one PostgreSQL database, as behind a load balancer."""
 
 import asyncio
+import json
 import os
 import subprocess
 import sys
@@ -252,3 +253,65 @@ async def test_three_instances_sent_the_same_message_at_once_answer_it_once(
     assert all(r.text == "一次就好" for r in responses if r.status_code == 200)
     assert len(upstream.chat_requests) == 1
     assert await live(db) == [("user", "同一句话"), ("assistant", "一次就好")]
+
+
+async def _read_until_text(chunks: AsyncIterator[str], into: list[str]) -> None:
+    async for chunk in chunks:
+        into.append(chunk)
+        if '"text-delta"' in chunk:
+            return
+
+
+def _sse_text(body: str) -> tuple[str, list[dict[str, object]]]:
+    parts = [json.loads(e[6:]) for e in body.split("\n\n") if e.startswith("data: {")]
+    return "".join(str(p["delta"]) for p in parts if p["type"] == "text-delta"), parts
+
+
+async def test_a_reply_streamed_by_one_instance_is_resumed_and_stopped_through_another(
+    postgres_url: str, upstream: TestUpstream, tmp_path: Path, db: Database
+) -> None:
+    async with started(postgres_url, upstream, tmp_path, **REDIS) as servers:
+        a, b = servers
+        token, agent = await first_user(a)
+        async with httpx.AsyncClient(timeout=30) as client:
+            # resume on B while A streams: the same parts from the first, live to the end
+            upstream.script(Reply(deltas=["一", "二", "三"], hold_after=1))
+            posted: list[str] = []
+            body = chat_body(agent["id"], "第一问")
+            async with client.stream("POST", f"{a.url}/api/ui/chat", json=body, headers=auth(token)) as response:
+                chunks = response.aiter_text()
+                await _read_until_text(chunks, posted)
+                resumed = await client.send(
+                    client.build_request("GET", f"{b.url}/api/ui/chat/{agent['id']}/stream", headers=auth(token)),
+                    stream=True,
+                )
+                assert resumed.status_code == 200
+                upstream.release()
+                async for chunk in chunks:
+                    posted.append(chunk)
+                resumed_text, resumed_parts = _sse_text((await resumed.aread()).decode())
+            posted_text, posted_parts = _sse_text("".join(posted))
+            assert posted_text == resumed_text == "一二三"
+            assert resumed_parts[0] == posted_parts[0]
+            gone = await client.get(f"{b.url}/api/ui/chat/{agent['id']}/stream", headers=auth(token))
+            assert gone.status_code == 204
+            # stop on B while A streams: A cancels its upstream and stores what it streamed
+            upstream.reset()
+            pieces = [f"第{i}段。" for i in range(300)]
+            upstream.script(Reply(deltas=pieces, delay_ms=20))
+            posted = []
+            body = chat_body(agent["id"], "第二问")
+            async with client.stream("POST", f"{a.url}/api/ui/chat", json=body, headers=auth(token)) as response:
+                chunks = response.aiter_text()
+                await _read_until_text(chunks, posted)
+                stopped = await client.post(f"{b.url}/api/chat/{agent['id']}/stop", headers=auth(token))
+                assert stopped.status_code == 204
+                async for chunk in chunks:
+                    posted.append(chunk)
+            shown, parts = _sse_text("".join(posted))
+            assert 0 < len(shown) < len("".join(pieces))
+            assert parts[-1] == {"type": "finish", "finishReason": "other", "messageMetadata": {"status": "stopped"}}
+            assert await asyncio.to_thread(upstream.wait_stream_abandoned, 10.0)
+    async with db.read() as session:
+        reply = (await session.execute(select(Message).where(Message.id == parts[0]["messageId"]))).scalar_one()
+    assert (reply.status, reply.content) == ("stopped", shown)

@@ -174,7 +174,8 @@ class RedisTurnStreams:
                 after = entry_id
                 if b"end" in fields:
                     return
-                yield decode_batch(fields[b"b"])
+                if b"b" in fields:  # (the first entry is the TurnStarted)
+                    yield decode_batch(fields[b"b"])
 
     async def stop(self, conversation_id: str) -> bool:
         live = await self._live_turns(conversation_id)
