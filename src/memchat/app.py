@@ -133,6 +133,8 @@ def build_chat_services(
         max_memories=settings.limits.max_memories_per_agent,
         embeddings=embeddings,
         llm=llm,
+        changes=settings.memory.changes,
+        timezone=settings.memory.timezone,
     )
     return ChatServices(
         db=db,

@@ -7,8 +7,9 @@ values from it; `Settings(llm_base_url=...)` with a flat name also works (tests,
 
 from pathlib import Path
 from typing import Any, ClassVar, Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from pydantic import AliasChoices, BaseModel, Field
+from pydantic import AliasChoices, BaseModel, Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DEFAULT_DATA_DIR = Path("data")
@@ -119,6 +120,23 @@ class MemorySettings(_Group):
     recall_timeout_s: float = Field(
         default=1.0, gt=0, description="ranked recall: embedding the user message; v1 order when it takes longer"
     )
+    changes: Literal["supersede", "merge"] = Field(
+        default="supersede",
+        description="v2 extractors: supersede (a change of mind replaces the old memory, paraphrases merge, "
+        "compatible facts stay apart) or merge (the similarity threshold alone); the v1 rules only add",
+    )
+    timezone: str = Field(
+        default="Asia/Shanghai", description="v2 extractors: the users' timezone, for 明天/下周三 in facts"
+    )
+
+    @field_validator("timezone")
+    @classmethod
+    def _known_timezone(cls, value: str) -> str:
+        try:
+            ZoneInfo(value)
+        except (ZoneInfoNotFoundError, ValueError) as exc:
+            raise ValueError(f"unknown timezone {value!r}") from exc
+        return value
 
 
 class SummarySettings(_Group):

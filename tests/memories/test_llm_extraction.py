@@ -123,7 +123,7 @@ def test_lenient_spellings() -> None:
 def test_invalid_operations_are_dropped_with_reasons() -> None:
     raw = json.dumps(
         [
-            {"op": "ADD", "type": "fact", "content": "x", "importance": 3},
+            {"op": "ADD", "type": "opinion", "content": "x", "importance": 3},
             {"op": "ADD", "type": "preference", "content": "x", "importance": 6},
             {"op": "ADD", "type": "preference", "content": "x", "importance": 0},
             {"op": "ADD", "type": "preference", "content": "x", "importance": "high"},

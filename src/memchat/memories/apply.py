@@ -6,6 +6,7 @@ already another active memory) is dropped and logged, and the rest still commit.
 """
 
 import logging
+from dataclasses import dataclass, field
 
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -15,9 +16,24 @@ from memchat.memories import history, repository
 from memchat.memories.planning import ExtractionPlan, MemoryChange
 from memchat.models.memory import ACTIVE
 from memchat.models.memory import ARCHIVED as STATUS_ARCHIVED
-from memchat.models.memory_event import ARCHIVED, EXTRACTED, MERGED
+from memchat.models.memory_event import ARCHIVED, EXTRACTED, MERGED, SUPERSEDED, UPDATED
 
 log = logging.getLogger("memchat.extraction")
+
+
+@dataclass
+class AppliedPlan:
+    """What a plan changed, by memory id: for a caller that tells the user (the chat turn)."""
+
+    added: list[str] = field(default_factory=list)
+    merged: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    archived: list[str] = field(default_factory=list)
+    superseded: list[str] = field(default_factory=list)  # replaced by a change of mind (one in `added`)
+
+    def note(self, kind: str, memory_id: str) -> None:
+        lists = {MERGED: self.merged, UPDATED: self.updated, ARCHIVED: self.archived, SUPERSEDED: self.superseded}
+        lists.get(kind, self.added).append(memory_id)
 
 
 async def _apply_change(
@@ -30,7 +46,10 @@ async def _apply_change(
     before = history.snapshot(memory)
     if change.kind == ARCHIVED:
         memory.status = STATUS_ARCHIVED
+        memory.valid_to_ms = now_ms()
     else:
+        if change.event_date is not None:
+            memory.event_date = change.event_date
         assert change.content is not None
         history.set_content(memory, change.content)
         if change.kind == MERGED:
@@ -62,8 +81,15 @@ async def apply_plan(
     agent_id: str,
     source_message_id: str | None,
     max_memories: int,
+    said_at_ms: int | None = None,
+    outcome: AppliedPlan | None = None,
 ) -> list[str]:
-    """Write the plan; returns the ids of the memories added or changed."""
+    """Write the plan; returns the ids of the memories added or changed (superseded ones included).
+
+    `said_at_ms` (v2 extractors): when the user said it, stored as the new memories' `valid_from_ms`
+    and the superseded ones' `valid_to_ms`. `outcome`, when given, is filled with what changed how.
+    """
+    outcome = outcome if outcome is not None else AppliedPlan()
     for backfilled_id, content, vector in plan.vectors:
         assert plan.model is not None
         await repository.set_embedding(session, backfilled_id, content, vector, plan.model)
@@ -71,8 +97,10 @@ async def apply_plan(
     for change in plan.changes:
         if (changed := await _apply_change(session, plan, change, agent_id, source_message_id)) is not None:
             touched.append(changed)
+            outcome.note(change.kind, changed)
     for new in plan.adds:
-        if not await repository.has_room(session, agent_id, max_memories):
+        # a change of mind replaces memories, so it does not count against the cap
+        if not new.supersedes and not await repository.has_room(session, agent_id, max_memories):
             log.warning("agent %s is at its memory cap; new memory dropped", agent_id)
             break
         memory_id = await repository.insert_if_new(
@@ -86,6 +114,8 @@ async def apply_plan(
             now_ms=now_ms(),
             embedding=new.vector,
             embedding_model=plan.model,
+            valid_from_ms=said_at_ms,
+            event_date=new.event_date,
         )
         if memory_id is None:
             continue  # the same content is already an active memory
@@ -95,4 +125,35 @@ async def apply_plan(
             session, memory, kind=EXTRACTED, actor=plan.actor, before=None, source_message_id=source_message_id
         )
         touched.append(memory_id)
+        outcome.added.append(memory_id)
+        for old_id in new.supersedes:
+            if await _supersede(session, plan, agent_id, old_id, memory_id, said_at_ms, source_message_id):
+                touched.append(old_id)
+                outcome.superseded.append(old_id)
     return touched
+
+
+async def _supersede(
+    session: AsyncSession,
+    plan: ExtractionPlan,
+    agent_id: str,
+    old_id: str,
+    new_id: str,
+    said_at_ms: int | None,
+    source_message_id: str | None,
+) -> bool:
+    """Retire `old_id` in favour of `new_id`: archived (not deleted), valid_to, superseded_by, an event."""
+    memory = await repository.get_memory_of_agent(session, agent_id, old_id)
+    if memory is None or memory.status != ACTIVE:
+        log.info("memory %s is gone or archived; superseding it dropped", old_id)
+        return False
+    before = history.snapshot(memory)
+    at = now_ms()
+    memory.status = STATUS_ARCHIVED
+    memory.valid_to_ms = said_at_ms if said_at_ms is not None else at
+    memory.superseded_by = new_id
+    memory.updated_at_ms = at
+    await history.record(
+        session, memory, kind=SUPERSEDED, actor=plan.actor, before=before, source_message_id=source_message_id
+    )
+    return True

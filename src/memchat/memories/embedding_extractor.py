@@ -1,10 +1,11 @@
 """The `embeddings` memory extractor: remember-or-not and the type from labelled example utterances.
 
-A small softmax regression (numpy, five classes: nothing to remember + the four memory types)
+A small softmax regression (numpy, six classes: nothing to remember + the five v2 memory types)
 is fitted on the embedder's passage vectors of the prototypes shipped in `data/prototypes.jsonl`
 (the training split of bench/memory_eval). Fitting takes milliseconds after one batch of
 embeddings, so it happens lazily, once per extractor, for whichever embedder is configured.
-Importance and content follow the v1 rules. Pure apart from the embedder calls.
+Importance follows the v1 rules; the content is the statement without commands and filler
+(`memories.content`). Pure apart from the embedder calls.
 """
 
 import json
@@ -16,17 +17,14 @@ from importlib import resources
 import numpy as np
 import numpy.typing as npt
 
+from memchat.memories.content import clean_content
 from memchat.memories.embedder import Embedder, Matrix, Vector
-from memchat.memories.rules import (
-    MAX_CANDIDATES_PER_TURN,
-    MAX_MEMORY_CHARS,
-    MEMORY_TYPES,
-    rule_importance,
-)
+from memchat.memories.rules import CONVERSATION_STYLE, FACT, MAX_CANDIDATES_PER_TURN, V2_MEMORY_TYPES, rule_importance
+from memchat.memories.slots import read_slots
 from memchat.memories.types import MemoryDraft
 from memchat.text import normalize
 
-CLASSES: tuple[str | None, ...] = (None, *MEMORY_TYPES)
+CLASSES: tuple[str | None, ...] = (None, *V2_MEMORY_TYPES)
 """Class index -> memory type; index 0 means "nothing to remember"."""
 
 # chosen by 5-fold cross-validation on the training split (bench/memory_eval)
@@ -61,7 +59,7 @@ def load_prototypes(lines: Iterable[str] | None = None) -> list[Prototype]:
             continue
         row = json.loads(line)
         memory_type = row.get("type")
-        if memory_type is not None and memory_type not in MEMORY_TYPES:
+        if memory_type is not None and memory_type not in V2_MEMORY_TYPES:
             raise ValueError(f"unknown memory type in prototypes: {memory_type!r}")
         prototypes.append(Prototype(text=str(row["text"]), type=memory_type))
     return prototypes
@@ -113,6 +111,21 @@ def _softmax(z: npt.NDArray[np.floating]) -> npt.NDArray[np.float64]:
     shifted = np.asarray(z, dtype=np.float64) - np.max(z, axis=1, keepdims=True)
     e = np.exp(shifted)
     return np.asarray(e / e.sum(axis=1, keepdims=True), dtype=np.float64)
+
+
+_STYLE_SLOTS = ("reply_length", "reply_language", "tone")
+
+
+def _slot_rescue(c: Classification) -> Classification:
+    """A sentence judged not worth remembering that fills a slot (name, city, job, schedule, reply
+    length...) is kept: the classifier has seen few of them and they are what changes of mind change."""
+    if c.type is not None:
+        return c
+    slots = read_slots(c.text)[0]
+    if not slots:
+        return c
+    memory_type = CONVERSATION_STYLE if any(k in _STYLE_SLOTS for k in slots) else FACT
+    return Classification(text=c.text, type=memory_type, confidence=0.0)
 
 
 def split_sentences(text: str) -> list[str]:
@@ -197,11 +210,16 @@ class EmbeddingExtractor:
             units.append(text)  # the whole message, for memories that need all their sentences
         judged = await self.classify(units)
         whole, sentences = judged[-1], judged[:-1]
+        sentences = [_slot_rescue(c) for c in sentences]
         kept = sorted((c for c in sentences if c.type is not None), key=lambda c: -c.confidence)
+        if not kept and len(judged) == 1:
+            whole = _slot_rescue(whole)
         if not kept and whole.type is not None:
             kept = [whole]
-        return [
-            MemoryDraft(type=c.type, content=c.text[:MAX_MEMORY_CHARS], importance=rule_importance(c.text))
-            for c in kept[:MAX_CANDIDATES_PER_TURN]
-            if c.type is not None
-        ]
+        drafts: list[MemoryDraft] = []
+        for c in kept:
+            content = clean_content(c.text)
+            if c.type is None or content is None or len(drafts) >= MAX_CANDIDATES_PER_TURN:
+                continue
+            drafts.append(MemoryDraft(type=c.type, content=content, importance=rule_importance(c.text)))
+        return drafts

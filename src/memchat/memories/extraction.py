@@ -14,7 +14,8 @@ from memchat.db.engine import Database
 from memchat.errors import UpstreamError
 from memchat.llm.client import LLMClient
 from memchat.memories import repository
-from memchat.memories.apply import apply_plan
+from memchat.memories.apply import AppliedPlan, apply_plan
+from memchat.memories.changes import Changes, revisions
 from memchat.memories.llm_extraction import (
     ParseResult,
     build_extraction_messages,
@@ -50,18 +51,25 @@ async def _ask_llm(
 
 
 async def _plan(
-    pipeline: MemoryPipeline, user_text: str | None, assistant_text: str, known: list[StoredMemory]
+    pipeline: MemoryPipeline,
+    user_text: str | None,
+    assistant_text: str,
+    known: list[StoredMemory],
+    said_at_ms: int | None = None,
 ) -> ExtractionPlan:
     """The configured strategy's plan; the rules' plan when the strategy cannot run or fails."""
     strategy, embeddings, llm = pipeline.extractor, pipeline.embeddings, pipeline.llm
+    changes = Changes(pipeline.changes, said_at_ms, pipeline.timezone)
     if user_text is None:
         return ExtractionPlan(actor=ACTOR_RULES)
     try:
         gate: list[MemoryDraft] | None = None
         if strategy in ("embeddings", "hybrid") and embeddings is not None:
             gate = await embeddings.extractor.extract(user_text)
+            if changes.supersede:
+                gate = [*gate, *revisions(user_text, gate, known)]
             if strategy == "embeddings" or not gate:
-                return await plan_candidates(gate, ACTOR_EMBEDDINGS, known, embeddings)
+                return await plan_candidates(gate, ACTOR_EMBEDDINGS, known, embeddings, changes=changes)
         if strategy in ("llm", "hybrid") and llm is not None:
             query = None
             if embeddings is not None:
@@ -75,27 +83,30 @@ async def _plan(
                 log.warning("LLM memory extraction failed (%s); the %s run instead", exc.code, _FALLBACK[strategy])
                 result = ParseResult(ok=False)
             if result.ok:
-                plan = await plan_operations(result.operations, known, embeddings, ACTOR_LLM)
+                plan = await plan_operations(result.operations, known, embeddings, ACTOR_LLM, changes=changes)
                 if embeddings is not None:
                     plan.vectors = [*plan_vectors.vectors, *plan.vectors]
                 return plan
             if gate is not None:  # hybrid: the classifier's own candidates
-                return await plan_candidates(gate, ACTOR_EMBEDDINGS, known, embeddings)
+                return await plan_candidates(gate, ACTOR_EMBEDDINGS, known, embeddings, changes=changes)
     except Exception:
         log.exception("memory extraction (%s) failed; the rules run instead", strategy)
         embeddings = None  # the embedder may be what failed
-    return await plan_candidates(extract_candidate_memories(user_text), ACTOR_RULES, known, embeddings)
+    return await plan_candidates(extract_candidate_memories(user_text), ACTOR_RULES, known, embeddings, changes=changes)
 
 
-async def run_extraction(db: Database, pipeline: MemoryPipeline, assistant_message_id: str) -> list[str]:
+async def run_extraction(
+    db: Database, pipeline: MemoryPipeline, assistant_message_id: str, *, outcome: AppliedPlan | None = None
+) -> list[str]:
     """Extract memories for one saved turn still pending; returns the ids of memories added or changed.
 
     The v1 rules read and write in one transaction. The other strategies read in a short session,
     compute (embedder, LLM) with no transaction open, then write memories, events and the claim
-    flip together in one short write transaction.
+    flip together in one short write transaction. `outcome`, when given, is filled with what was
+    added, merged, updated, archived and superseded (for telling the user).
     """
     if pipeline.inline:
-        return await _run_rules(db, pipeline.max_memories, assistant_message_id)
+        return await _run_rules(db, pipeline.max_memories, assistant_message_id, outcome)
     async with db.read() as session:
         assistant = await messages.get_message_by_id(session, assistant_message_id)
         if assistant is None or assistant.extraction_state != EXTRACTION_PENDING:
@@ -103,11 +114,12 @@ async def run_extraction(db: Database, pipeline: MemoryPipeline, assistant_messa
         user_message = await _user_message(session, assistant)
         known = await repository.active_memories(session, assistant.agent_id)
     user_text = user_message.content if user_message is not None else None
-    plan = await _plan(pipeline, user_text, assistant.content, known)
+    said_at_ms = (user_message or assistant).created_at_ms
+    plan = await _plan(pipeline, user_text, assistant.content, known, said_at_ms)
     async with db.write() as session:
         if not await messages.claim_extraction(session, assistant_message_id, now_ms()):
             return []
-        return await _apply(session, plan, assistant, user_message, pipeline.max_memories)
+        return await _apply(session, plan, assistant, user_message, pipeline.max_memories, said_at_ms, outcome)
 
 
 async def _user_message(session: AsyncSession, assistant: Message) -> Message | None:
@@ -116,7 +128,9 @@ async def _user_message(session: AsyncSession, assistant: Message) -> Message | 
     return await messages.get_message(session, assistant.conversation_id, assistant.reply_to_id)
 
 
-async def _run_rules(db: Database, max_memories: int, assistant_message_id: str) -> list[str]:
+async def _run_rules(
+    db: Database, max_memories: int, assistant_message_id: str, outcome: AppliedPlan | None = None
+) -> list[str]:
     async with db.write() as session:
         if not await messages.claim_extraction(session, assistant_message_id, now_ms()):
             return []  # already done by another run
@@ -126,11 +140,17 @@ async def _run_rules(db: Database, max_memories: int, assistant_message_id: str)
         user_message = await _user_message(session, assistant)
         user_text = user_message.content if user_message is not None else None
         plan = ExtractionPlan(actor=ACTOR_RULES, adds=extract_candidate_memories(user_text))
-        return await _apply(session, plan, assistant, user_message, max_memories)
+        return await _apply(session, plan, assistant, user_message, max_memories, None, outcome)
 
 
 async def _apply(
-    session: AsyncSession, plan: ExtractionPlan, assistant: Message, user_message: Message | None, max_memories: int
+    session: AsyncSession,
+    plan: ExtractionPlan,
+    assistant: Message,
+    user_message: Message | None,
+    max_memories: int,
+    said_at_ms: int | None,
+    outcome: AppliedPlan | None,
 ) -> list[str]:
     """Write the plan; each memory's source is the user message of the turn (the reply when there is none)."""
     return await apply_plan(
@@ -140,6 +160,8 @@ async def _apply(
         agent_id=assistant.agent_id,
         source_message_id=user_message.id if user_message is not None else assistant.id,
         max_memories=max_memories,
+        said_at_ms=said_at_ms,
+        outcome=outcome,
     )
 
 

@@ -92,6 +92,8 @@ async def revert_memory(
     memory.type = str(target["type"])
     memory.importance = int(target["importance"])
     memory.status = str(target["status"])
+    if memory.status == ACTIVE:  # back in force: no longer ended or replaced
+        memory.valid_to_ms = memory.superseded_by = None
     memory.updated_at_ms = now_ms()
     try:
         async with session.begin_nested():

@@ -14,7 +14,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from memchat.memories.rules import MAX_MEMORY_CHARS, MEMORY_TYPE_LABELS, MEMORY_TYPES
+from memchat.memories.rules import MAX_MEMORY_CHARS, MEMORY_TYPE_LABELS
+from memchat.memories.rules import V2_MEMORY_TYPES as MEMORY_TYPES
 from memchat.memories.types import MemoryDraft, StoredMemory
 from memchat.text import normalize
 
@@ -27,6 +28,9 @@ _TYPE_ALIASES: dict[str, str] = {
     "goal": "relationship_goal",
     "style": "conversation_style",
     "conversation style": "conversation_style",
+    "近况": "fact",
+    "personal fact": "fact",
+    "event": "fact",
 }
 _OP_KEYS = ("op", "operation", "action", "event", "type_of_change")
 _OPS_CONTAINER_KEYS = ("operations", "ops", "memory", "memories", "actions", "result")
@@ -69,18 +73,20 @@ _EXTRACTION_SYSTEM = "\n".join(
         "你负责维护用户与一个聊天 Agent 之间的长期记忆。"
         "只根据【用户】这一轮说的话，判断有没有值得长期记住的信息，并对已有记忆给出操作。",
         "",
-        "值得记住的只有四类，且必须是稳定、以后还用得上的：",
+        "值得记住的只有五类，且必须是稳定、以后还用得上的：",
         "- boundary（边界）：用户不想要的话题、称呼、做法，不能越过的底线",
         "- preference（偏好）：用户稳定的喜好、习惯、口味、兴趣",
         "- relationship_goal（关系目标）：用户在这段关系里想达到的状态或计划",
         "- conversation_style（对话风格）：用户希望 Agent 怎么说话、怎么回复",
+        "- fact（个人信息）：用户稳定的个人信息（名字、城市、工作、家人、宠物）和有日期的人生大事（面试、搬家、考试），"
+        "日期照用户的原话写",
         "一次性的事情、此刻的情绪、对某条草稿的意见、提问和寒暄，都不记。",
         "",
         "操作：",
         "- ADD：新的记忆。content 用一句简洁的中文陈述，以“用户”开头；"
         "importance 为 1-5 的整数（边界和“以后/记住”这类长期要求给 5，一般偏好给 3）。",
         "- UPDATE：用户的话和某条已有记忆说的是同一件事（换了说法、补充或改变了主意），"
-        "改写那条记忆，id 用已有记忆的编号（如 m2）。",
+        "改写那条记忆，id 用已有记忆的编号（如 m2）。两件能同时成立的事（喜欢猫、也喜欢狗）各记一条，不要合并。",
         "- ARCHIVE：用户明确说某条已有记忆不再成立，且没有新的内容可写。",
         "- NOOP：没有要记的，或已有记忆已经完全覆盖。",
         "同一件事已有记忆时，用 UPDATE，不要 ADD 重复的记忆。最多 {max_ops} 个操作。",

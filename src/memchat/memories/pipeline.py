@@ -7,7 +7,8 @@ inline right after the reply is stored (the v1 rules) or in the background (`inl
 
 import asyncio
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from datetime import date
 from typing import Literal
 
 from sqlalchemy.engine import Connection
@@ -15,6 +16,7 @@ from sqlalchemy.engine import Connection
 from memchat.clock import now_ms
 from memchat.llm.client import LLMClient
 from memchat.memories import repository
+from memchat.memories.dates import local_day
 from memchat.memories.recall import RecallCandidate, rank_memories
 from memchat.memories.semantic import MemoryEmbeddings
 from memchat.memories.types import StoredMemory
@@ -23,6 +25,10 @@ log = logging.getLogger("memchat.memories")
 
 Extractor = Literal["rules", "embeddings", "llm", "hybrid"]
 Recall = Literal["v1", "ranked"]
+Changes = Literal["merge", "supersede"]
+
+NEAR_EVENT_DAYS_BEFORE = 2
+NEAR_EVENT_DAYS_AFTER = 3
 
 
 @dataclass
@@ -37,6 +43,11 @@ class MemoryPipeline:
     max_memories: int = 1000
     embeddings: MemoryEmbeddings | None = None
     llm: LLMClient | None = None
+    # v2 extractors only (the v1 rules add, nothing else): how a memory meeting an active one is
+    # written (supersede: changes of mind replace, paraphrases merge, the rest is added; merge: the
+    # similarity threshold alone), and the timezone relative dates are resolved in
+    changes: Changes = "supersede"
+    timezone: str = "Asia/Shanghai"
 
     @property
     def inline(self) -> bool:
@@ -58,7 +69,7 @@ class MemoryPipeline:
         """
         embeddings = self.embeddings
         if self.recall_mode != "ranked" or embeddings is None:
-            return active[: self.injection_limit]
+            return [self._dated(m) for m in active[: self.injection_limit]]
         similarities: list[float | None] = [None] * len(active)
         with_vectors = [(i, v) for i, m in enumerate(active) if (v := m.vector(embeddings.model)) is not None]
         if user_text and with_vectors:
@@ -69,11 +80,27 @@ class MemoryPipeline:
                     similarities[i] = float(score)
             except Exception:
                 log.warning("embedding the user message for recall failed; ranking without similarity", exc_info=True)
+        today = local_day(now_ms(), self.timezone)
         candidates = [
-            RecallCandidate(i, m.type, m.importance, m.updated_at_ms, m.content, similarities[i])
+            RecallCandidate(i, m.type, self._importance(m, today), m.updated_at_ms, m.content, similarities[i])
             for i, m in enumerate(active)
         ]
         ranked = rank_memories(
             candidates, now_ms=now_ms(), limit=self.injection_limit, char_budget=self.recall_char_budget
         )
-        return [active[c.index] for c in ranked]
+        return [self._dated(active[c.index]) for c in ranked]
+
+    @staticmethod
+    def _importance(memory: StoredMemory, today: date) -> int:
+        """An event from two days before to three days after today counts as most important."""
+        if memory.event_date is None:
+            return memory.importance
+        days = (date.fromisoformat(memory.event_date) - today).days
+        return 5 if -NEAR_EVENT_DAYS_BEFORE <= days <= NEAR_EVENT_DAYS_AFTER else memory.importance
+
+    @staticmethod
+    def _dated(memory: StoredMemory) -> StoredMemory:
+        """An event's day goes into the prompt beside the user's words (下周三 means nothing a week later)."""
+        if memory.event_date is None:
+            return memory
+        return replace(memory, content=f"{memory.content}（日期：{memory.event_date}）")

@@ -6,8 +6,9 @@ transaction, so no transaction is held open across an embedding or LLM call.
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
+from memchat.memories.changes import Changes, judge_candidate, supersedes_for_update
 from memchat.memories.llm_extraction import ArchiveOp, MemoryOp, UpdateOp
 from memchat.memories.semantic import MemoryEmbeddings
 from memchat.memories.types import MemoryDraft, StoredMemory
@@ -25,6 +26,7 @@ class MemoryChange:
     content: str | None = None
     importance: int | None = None
     vector: bytes | None = None
+    event_date: str | None = None
 
 
 @dataclass
@@ -94,14 +96,24 @@ async def plan_candidates(
     known: Sequence[StoredMemory],
     embeddings: MemoryEmbeddings | None,
     plan: ExtractionPlan | None = None,
+    *,
+    changes: Changes | None = None,
 ) -> ExtractionPlan:
-    """New memories from extracted candidates; one the agent already has (by similarity) is merged into it."""
+    """New memories from extracted candidates; one the agent already has is merged into it.
+
+    Without `changes` (or in its `merge` mode) "already has" means similar enough by vectors. In
+    `supersede` mode each candidate is judged against every active memory (`memories.changes`):
+    a paraphrase is merged, a change of mind supersedes the old memory, anything else is added.
+    """
     plan = plan or ExtractionPlan(actor=actor)
     vectors: list[bytes | None] = [None] * len(candidates)
     if embeddings is not None and candidates:
         await fill_vectors(known, embeddings, plan)
         vectors = list(await embeddings.passages([c.content for c in candidates]))
         plan.model = embeddings.model
+    if changes is not None and changes.supersede:
+        judge_candidates(candidates, vectors, known, embeddings, plan, changes)
+        return plan
     deduper = _Deduper(known, embeddings)
     merged: set[str] = set()
     for candidate, vector in zip(candidates, vectors, strict=True):
@@ -117,22 +129,77 @@ async def plan_candidates(
     return plan
 
 
+def judge_candidates(
+    candidates: Sequence[MemoryDraft],
+    vectors: Sequence[bytes | None],
+    known: Sequence[StoredMemory],
+    embeddings: MemoryEmbeddings | None,
+    plan: ExtractionPlan,
+    changes: Changes,
+) -> None:
+    """`supersede` mode: add, merge or supersede each candidate (vectors already computed)."""
+    merged: set[str] = set()
+    added: list[MemoryDraft] = []
+    for candidate, vector in zip(candidates, vectors, strict=True):
+        verdict = judge_candidate(candidate, vector, known, added, embeddings, changes)
+        if verdict.drop:
+            log.info("candidate %r repeats this turn's own addition; dropped", candidate.content[:40])
+        elif verdict.merge_into is not None:
+            if verdict.merge_into in merged:
+                continue
+            merged.add(verdict.merge_into)
+            plan.changes.append(
+                MemoryChange(
+                    verdict.merge_into, MERGED, candidate.content, candidate.importance, vector, verdict.event_date
+                )
+            )
+        else:
+            draft = replace(candidate, vector=vector, event_date=verdict.event_date, supersedes=verdict.supersedes)
+            plan.adds.append(draft)
+            added.append(draft)
+
+
 async def plan_operations(
-    operations: Sequence[MemoryOp], known: Sequence[StoredMemory], embeddings: MemoryEmbeddings | None, actor: str
+    operations: Sequence[MemoryOp],
+    known: Sequence[StoredMemory],
+    embeddings: MemoryEmbeddings | None,
+    actor: str,
+    *,
+    changes: Changes | None = None,
 ) -> ExtractionPlan:
-    """The LLM's validated operations; its ADDs go through the same semantic dedupe as candidates."""
+    """The LLM's validated operations; its ADDs go through the same semantic dedupe as candidates.
+
+    In `supersede` mode an UPDATE that changes the memory's mind (judged as for candidates) becomes
+    a new memory superseding the old one, and an ARCHIVE next to an ADD that contradicts the
+    archived memory becomes that ADD superseding it.
+    """
     plan = ExtractionPlan(actor=actor, model=embeddings.model if embeddings is not None else None)
+    supersede = changes is not None and changes.supersede
+    by_id = {m.id: m for m in known}
     touched = {op.id for op in operations if isinstance(op, UpdateOp | ArchiveOp)}
+    adds = [add for add in operations if isinstance(add, MemoryDraft)]
     updates = [op for op in operations if isinstance(op, UpdateOp)]
     update_vectors: list[bytes | None] = [None] * len(updates)
     if embeddings is not None and updates:
         update_vectors = list(await embeddings.passages([op.content for op in updates]))
     for update, vector in zip(updates, update_vectors, strict=True):
+        old = by_id.get(update.id)
+        if supersede and old is not None and supersedes_for_update(update.content, old):
+            importance = update.importance if update.importance is not None else old.importance
+            adds.append(MemoryDraft(old.type, update.content, importance, supersedes=(old.id,)))
+            continue
         plan.changes.append(MemoryChange(update.id, UPDATED, update.content, update.importance, vector))
     for archive in operations:
-        if isinstance(archive, ArchiveOp):
+        if not isinstance(archive, ArchiveOp):
+            continue
+        old = by_id.get(archive.id)
+        replacing = next(
+            (i for i, a in enumerate(adds) if old and supersede and supersedes_for_update(a.content, old)), None
+        )
+        if replacing is not None:
+            adds[replacing] = replace(adds[replacing], supersedes=(*adds[replacing].supersedes, archive.id))
+        else:
             plan.changes.append(MemoryChange(archive.id, ARCHIVED))
-    adds = [add for add in operations if isinstance(add, MemoryDraft)]
     # an ADD may not merge into a memory this answer already updates or archives
     untouched = [m for m in known if m.id not in touched]
-    return await plan_candidates(adds, actor, untouched, embeddings, plan)
+    return await plan_candidates(adds, actor, untouched, embeddings, plan, changes=changes)

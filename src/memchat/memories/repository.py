@@ -28,6 +28,8 @@ _MEMORY_COLUMNS = (
     memories.c.content,
     memories.c.importance,
     memories.c.updated_at_ms,
+    memories.c.event_date,
+    memories.c.valid_from_ms,
 )
 _MEMORY_ORDER = (memories.c.importance.desc(), memories.c.updated_at_ms.desc(), memories.c.id)
 _MEMORIES_FOR_PROMPT = (
@@ -46,14 +48,35 @@ _ALL_ACTIVE_WITH_VECTORS = (
 def memories_for_prompt(conn: Connection, agent_id: str, *, limit: int) -> list[StoredMemory]:
     """docs/behaviour.md step 6: active memories, importance desc, updated_at_ms desc, the first `limit`."""
     rows = conn.execute(_MEMORIES_FOR_PROMPT, {"agent_id": agent_id, "limit": limit})
-    return [StoredMemory(r.id, r.type, r.content, r.importance, r.updated_at_ms) for r in rows]
+    return [
+        StoredMemory(
+            r.id,
+            r.type,
+            r.content,
+            r.importance,
+            r.updated_at_ms,
+            event_date=r.event_date,
+            valid_from_ms=r.valid_from_ms,
+        )
+        for r in rows
+    ]
 
 
 def active_memories_with_vectors(conn: Connection, agent_id: str) -> list[StoredMemory]:
     """Every active memory of the agent with its vector, in the v1 order (ranked recall picks from them)."""
     rows = conn.execute(_ALL_ACTIVE_WITH_VECTORS, {"agent_id": agent_id})
     return [
-        StoredMemory(r.id, r.type, r.content, r.importance, r.updated_at_ms, r.embedding, r.embedding_model)
+        StoredMemory(
+            r.id,
+            r.type,
+            r.content,
+            r.importance,
+            r.updated_at_ms,
+            r.embedding,
+            r.embedding_model,
+            event_date=r.event_date,
+            valid_from_ms=r.valid_from_ms,
+        )
         for r in rows
     ]
 
@@ -104,6 +127,8 @@ async def insert_if_new(
     now_ms: int,
     embedding: bytes | None = None,
     embedding_model: str | None = None,
+    valid_from_ms: int | None = None,
+    event_date: str | None = None,
 ) -> str | None:
     """Insert unless an active memory of this agent has the same content; the id, or None if skipped.
 
@@ -124,6 +149,8 @@ async def insert_if_new(
         "updated_at_ms": now_ms,
         "embedding": embedding,
         "embedding_model": embedding_model if embedding is not None else None,
+        "valid_from_ms": valid_from_ms,
+        "event_date": event_date,
     }
     statement = (
         dialect_insert(session.get_bind().dialect.name)(Memory)

@@ -4,7 +4,7 @@ from pydantic import Field
 
 from memchat.schemas import CamelModel
 
-MemoryType = Literal["boundary", "preference", "relationship_goal", "conversation_style"]
+MemoryType = Literal["boundary", "preference", "relationship_goal", "conversation_style", "fact"]
 MemoryStatus = Literal["active", "archived"]
 
 
@@ -18,6 +18,10 @@ class MemoryOut(CamelModel):
     status: MemoryStatus
     created_at_ms: int
     updated_at_ms: int
+    valid_from_ms: int | None = Field(default=None, description="when the user said it (v2 extractors)")
+    valid_to_ms: int | None = Field(default=None, description="when a change of mind replaced it")
+    superseded_by: str | None = Field(default=None, description="the memory that replaced it")
+    event_date: str | None = Field(default=None, description="the day of a dated event (ISO date)")
 
 
 class MemoryList(CamelModel):
@@ -37,7 +41,7 @@ class MemoryPatch(CamelModel):
     status: MemoryStatus | None = None
 
 
-MemoryEventKind = Literal["extracted", "created", "merged", "updated", "archived", "edited", "reverted"]
+MemoryEventKind = Literal["extracted", "created", "merged", "updated", "archived", "edited", "reverted", "superseded"]
 MemoryActor = Literal["rules", "embeddings", "llm", "user"]
 
 

@@ -67,6 +67,7 @@ async def update_memory(
     if body.status is not None:
         if body.status == ACTIVE and memory.status != ACTIVE:
             await history.require_room(session, memory.agent_id, max_memories)
+            memory.valid_to_ms = memory.superseded_by = None  # back in force
         memory.status = body.status
     memory.updated_at_ms = now_ms()
     try:

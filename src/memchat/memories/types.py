@@ -14,6 +14,9 @@ class MemoryDraft:
     content: str
     importance: int
     vector: bytes | None = None
+    # v2: the day of a dated event (ISO), and the active memories this one replaces (a change of mind)
+    event_date: str | None = None
+    supersedes: tuple[str, ...] = ()
 
 
 @dataclass(slots=True)
@@ -27,6 +30,8 @@ class StoredMemory:
     updated_at_ms: int = 0
     embedding: bytes | None = None
     embedding_model: str | None = None
+    event_date: str | None = None
+    valid_from_ms: int | None = None
 
     def vector(self, model: str | None) -> bytes | None:
         """The stored vector when it was made by `model` (the configured embedder), else None."""

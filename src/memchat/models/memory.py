@@ -37,3 +37,9 @@ class Memory(Base):
     # NULL until an embedder is configured, and again whenever the content changes.
     embedding: Mapped[bytes | None] = mapped_column(LargeBinary, default=None)
     embedding_model: Mapped[str | None] = mapped_column(String(200), default=None)
+    # memory validity (v2 extractors): when it was said, when and by what a change of mind replaced
+    # it (it is archived then, not deleted), and the day of a dated event (ISO date, user's timezone)
+    valid_from_ms: Mapped[int | None] = mapped_column(BigInteger, default=None)
+    valid_to_ms: Mapped[int | None] = mapped_column(BigInteger, default=None)
+    superseded_by: Mapped[str | None] = mapped_column(String(36), default=None)
+    event_date: Mapped[str | None] = mapped_column(String(10), default=None)

@@ -13,7 +13,8 @@ UPDATED = "updated"  # the LLM rewrote it (UPDATE)
 ARCHIVED = "archived"  # retired (LLM ARCHIVE, or the user)
 EDITED = "edited"  # the user changed it
 REVERTED = "reverted"  # a former state restored
-EVENT_KINDS = (EXTRACTED, CREATED, MERGED, UPDATED, ARCHIVED, EDITED, REVERTED)
+SUPERSEDED = "superseded"  # a change of mind: a newer memory replaced it (archived, valid_to, superseded_by)
+EVENT_KINDS = (EXTRACTED, CREATED, MERGED, UPDATED, ARCHIVED, EDITED, REVERTED, SUPERSEDED)
 
 # MemoryEvent.actor
 ACTOR_RULES = "rules"

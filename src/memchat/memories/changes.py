@@ -1,0 +1,121 @@
+"""Changes of mind (MEMCHAT_MEMORY_CHANGES=supersede): how one candidate meets the active memories.
+
+Each candidate is compared with every active memory (`conflicts.relation`, with the vectors'
+similarity when there are vectors): a change of mind supersedes the memories it contradicts, a
+paraphrase is merged into the closest one, anything else is a new memory. A fact candidate gets
+the day of its event, resolved from when the user said it. Pure apart from reading the vectors.
+"""
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import date
+from typing import Literal
+
+from memchat.clock import now_ms
+from memchat.memories.conflicts import CONTRADICTS, SAME, Statement, analyse, content_overlap, relation
+from memchat.memories.content import clean_content
+from memchat.memories.dates import resolve_event_date
+from memchat.memories.rules import FACT, MAX_CANDIDATES_PER_TURN, rule_importance
+from memchat.memories.semantic import MemoryEmbeddings, first_person
+from memchat.memories.types import MemoryDraft, StoredMemory
+
+ChangesMode = Literal["merge", "supersede"]
+
+
+@dataclass(frozen=True)
+class Changes:
+    """How extraction treats a memory that meets an active one, and when the user said it."""
+
+    mode: ChangesMode = "supersede"
+    said_at_ms: int | None = None
+    timezone: str = "Asia/Shanghai"
+
+    @property
+    def supersede(self) -> bool:
+        return self.mode == "supersede"
+
+    def event_date(self, memory_type: str, content: str) -> str | None:
+        if memory_type != FACT:
+            return None
+        day: date | None = resolve_event_date(content, self.said_at_ms or now_ms(), self.timezone)
+        return day.isoformat() if day is not None else None
+
+
+@dataclass(frozen=True)
+class Verdict:
+    supersedes: tuple[str, ...] = ()
+    merge_into: str | None = None
+    drop: bool = False  # the same as a memory added earlier this turn
+    event_date: str | None = None
+
+
+def statement(text: str) -> Statement:
+    return analyse(first_person(text))
+
+
+_SENTENCE_END = re.compile(r"(?<=[。！？!?；;\n])")
+
+
+def revisions(user_text: str, candidates: Sequence[MemoryDraft], known: Sequence[StoredMemory]) -> list[MemoryDraft]:
+    """Sentences the classifier did not keep that change an active memory (我现在不喝咖啡了): kept,
+    with the type of the memory they change, up to the per-turn limit."""
+    found: list[MemoryDraft] = []
+    taken = {c.content for c in candidates}
+    for sentence in (p.strip() for p in _SENTENCE_END.split(user_text)):
+        content = clean_content(sentence)
+        if content is None or content in taken or len(candidates) + len(found) >= MAX_CANDIDATES_PER_TURN:
+            continue
+        new = statement(content)
+        changed = next((m for m in known if relation(new, statement(m.content)) == CONTRADICTS), None)
+        if changed is not None:
+            found.append(MemoryDraft(changed.type, content, rule_importance(sentence)))
+            taken.add(content)
+    return found
+
+
+def supersedes_for_update(new_content: str, old: StoredMemory) -> bool:
+    """Whether an LLM's UPDATE of `old` to `new_content` is a change of mind rather than a rewrite."""
+    return relation(statement(new_content), statement(old.content)) == CONTRADICTS
+
+
+def _similarities(
+    vector: bytes | None, known: Sequence[StoredMemory], embeddings: MemoryEmbeddings | None
+) -> list[float | None]:
+    similarities: list[float | None] = [None] * len(known)
+    if embeddings is None or vector is None:
+        return similarities
+    rows = [(i, v) for i, m in enumerate(known) if (v := m.vector(embeddings.model)) is not None]
+    if rows:
+        scores = embeddings.scores(vector, [v for _, v in rows])
+        for (i, _), score in zip(rows, scores, strict=True):
+            similarities[i] = float(score)
+    return similarities
+
+
+def judge_candidate(
+    candidate: MemoryDraft,
+    vector: bytes | None,
+    known: Sequence[StoredMemory],
+    added: Sequence[MemoryDraft],
+    embeddings: MemoryEmbeddings | None,
+    changes: Changes,
+) -> Verdict:
+    new = statement(candidate.content)
+    event_date = candidate.event_date or changes.event_date(candidate.type, candidate.content)
+    if any(relation(new, statement(a.content)) == SAME for a in added):
+        return Verdict(drop=True)
+    contradicted: list[str] = list(candidate.supersedes)
+    same: list[tuple[float, str]] = []
+    for memory, similarity in zip(known, _similarities(vector, known, embeddings), strict=True):
+        old = statement(memory.content)
+        verdict = relation(new, old, similarity)
+        if verdict == CONTRADICTS and memory.id not in contradicted:
+            contradicted.append(memory.id)
+        elif verdict == SAME:
+            same.append((content_overlap(new.chunks, old.chunks) + (similarity or 0.0), memory.id))
+    if contradicted:
+        return Verdict(supersedes=tuple(contradicted), event_date=event_date)
+    if same:
+        return Verdict(merge_into=max(same)[1], event_date=event_date)
+    return Verdict(event_date=event_date)

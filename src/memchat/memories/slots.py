@@ -1,0 +1,140 @@
+"""Slots a statement fills: things a person has one value of at a time. Pure.
+
+我住在上海 fills `city` with 上海; 我搬到杭州了 fills it with 杭州, so the second replaces the
+first. A value the statement negates (别叫我阿杰) fills nothing. Values are sets: 其实我叫林晓，
+叫我晓晓吧 names two.
+"""
+
+import re
+
+_CJK = "\u4e00-\u9fff"
+_VALUE_END = r"(?=就好|就行|就可以|吧|好了|了|呀|哦|啦|的|[，。！!,.?？\s]|$)"
+_NEGATED_BEFORE = re.compile(r"(?:别|不要|不想被|不再|不是|不在|不|没)$")
+
+_WORD = rf"[{_CJK}A-Za-z0-9]"
+_NAME = re.compile(
+    rf"(?:我叫|叫我|我的名字(?:是|叫)|我名字叫|称呼我|喊我|我的昵称是)(?:做)?({_WORD}{{1,6}}?){_VALUE_END}"
+)
+_OWNED_NAME = re.compile(
+    rf"(?:我的|我家的?|我|养了?(?:一|两)?[只条个]?)([{_CJK}]{{1,3}}?)(?:改名)?(?:叫|名叫|的名字是)"
+    rf"({_WORD}{{1,6}}?){_VALUE_END}"
+)
+_HOMETOWN = re.compile(
+    rf"(?:我是([{_CJK}]{{2,3}}?)人|老家(?:是|在)([{_CJK}]{{2,3}}?){_VALUE_END}|在([{_CJK}]{{2,3}}?)长大)"
+)
+_CITY = re.compile(
+    rf"(?:(?:住在|住|搬到了?|搬去了?|搬回了?|回(?![复答应家来去头])|定居在?)([{_CJK}]{{2,3}}?)(?=工作|上班|生活|读书|上学|定居|住|了|[，。！!,.]|$)"
+    rf"|(?<!现)(?<!正)在([{_CJK}]{{2,3}}?)(?=工作|上班|生活|读书|上学|定居|住))"
+)
+_NOT_PLACES = set("外面 家里 公司 学校 宿舍 路上 医院 这里 那里 哪里 老家 上班 工作 家 学习".split())
+_JOB = re.compile(
+    rf"(?:(?:我|现在)(?:现在)?是|工作是|职业是|我在做|我当)(?:一名|一个|个|一位|名)?([{_CJK}]{{1,5}}?"
+    r"(?:师|员|生|家|工|手|者|医生|护士|老板|会计|司机|律师|警察|模特|主播|博主|自由职业))(?=了|[，。！!,.]|$)"
+)
+_AGE = re.compile(r"我(?:今年|现在)?(\d{1,3}|[一二三四五六七八九十]{1,3})岁")
+_DATE = r"(\d{1,2}月\d{1,2}[号日]|[一二三四五六七八九十]{1,3}月[一二三四五六七八九十]{1,3}[号日])"
+_BIRTHDAY = re.compile(rf"(?:我的?生日是?|我的?生日在){_DATE}|{_DATE}是我的?生日")
+_OTHER_BIRTHDAY = re.compile(rf"我([{_CJK}]{{1,3}}?)的?生日是?{_DATE}")
+_CLOCK = re.compile(
+    r"(\d{1,2}|[一二三四五六七八九十两]{1,3})点(半)?(?:多)?(?:就|才|都|左右)?(?:会)?(起床|起|睡觉|睡|下班|上班|吃饭|到家|吃早饭)"
+)
+_WEEKLY = re.compile(
+    rf"(周[一二三四五六日天末]|星期[一二三四五六日天]|礼拜[一二三四五六日天])(?:都会?|会|都|一般)?(?:去|在)([{_CJK}]{{2,4}}?){_VALUE_END}"
+)
+_FAVOURITE = re.compile(
+    rf"最喜欢的([{_CJK}]{{1,4}}?)是([{_CJK}A-Za-z0-9]{{1,8}}?){_VALUE_END}|([{_CJK}A-Za-z0-9]{{1,8}}?)是我最喜欢的([{_CJK}]{{1,4}}?){_VALUE_END}"
+)
+_LANGUAGE = re.compile(r"用(英文|英语|中文|汉语|普通话|日语|日文|韩语|粤语)")
+_SHORT = re.compile(r"简短|简洁|短一点|短点|短一些|少说|精简|别太长|不要太长|不用太长|长话短说|一两句")
+_LONG = re.compile(r"详细|长一点|多说点|多说一些|展开|具体一点|具体些|别太短|不要太短")
+_FORMAL = re.compile(r"(?<![不别用那么太])正式|礼貌一点|客气一点")
+_CASUAL = re.compile(r"不用那么正式|别那么正式|不要那么正式|随意|随便点|轻松点|口语")
+_SINGLE = re.compile(r"单身|没有对象|没对象|没有女朋友|没有男朋友|没女朋友|没男朋友|分手了|离婚了")
+_TAKEN = re.compile(r"有女朋友了?|有男朋友了?|有对象了?|脱单|在一起了|结婚了|订婚了")
+_EVENTS = "面试|考试|体检|手术|婚礼|答辩|旅行|出差|搬家|约会|聚会|演出|比赛|复查|考研|报到|入职|毕业"
+_EVENT = re.compile(
+    r"(今天|明天|后天|大后天|(?:下下|下|这|本)?(?:个)?(?:周|星期|礼拜)[一二三四五六日天末]|(?:下个?月|这个?月|本月)?(?:月底|月初|\d{1,2}[号日])"
+    rf"|\d{{1,2}}月\d{{1,2}}[号日])[^，。！!,.]{{0,8}}?({_EVENTS})|({_EVENTS})[^，。！!,.]{{0,4}}?(?:改到|在|是|定在)"
+    r"(今天|明天|后天|(?:下下|下|这|本)?(?:个)?(?:周|星期|礼拜)[一二三四五六日天末]|(?:下个?月)?\d{1,2}[号日])"
+)
+_STUDENT = re.compile(r"在读|读研|读博|读大学|上大学|在上学|是学生|是大学生|是研究生")
+_WORKING = re.compile(r"毕业了|上班了|工作了|在上班|入职了|参加工作")
+_PARTNERS = {
+    "女朋友": "partner",
+    "男朋友": "partner",
+    "对象": "partner",
+    "女友": "partner",
+    "男友": "partner",
+    "老婆": "partner",
+    "老公": "partner",
+    "爱人": "partner",
+}
+_LANGUAGE_NAMES = {"英语": "英文", "汉语": "中文", "普通话": "中文", "日文": "日语"}
+_CLOCK_NAMES = {"起": "起床", "睡": "睡觉", "吃早饭": "吃饭"}
+
+
+def _positive(text: str, start: int) -> bool:
+    return not _NEGATED_BEFORE.search(text[max(0, start - 3) : start])
+
+
+def read_slots(text: str) -> tuple[dict[str, frozenset[str]], str]:
+    """The slots `text` fills (slot -> values), and the text left for comparing content."""
+    found: dict[str, set[str]] = {}
+
+    def put(key: str, value: str) -> None:
+        found.setdefault(key, set()).add(value)
+
+    rest = text
+    for m in _HOMETOWN.finditer(text):
+        put("hometown", next(g for g in m.groups() if g))
+        rest = rest.replace(m.group(0), " ")
+    for m in _OWNED_NAME.finditer(rest):
+        owner = m.group(1)
+        if owner not in ("叫", "名字") and _positive(rest, m.start()):
+            put(f"name:{_PARTNERS.get(owner, owner)}", m.group(2))
+    for m in _NAME.finditer(rest):
+        if _positive(rest, m.start()):
+            put("name", m.group(1))
+    for m in _CITY.finditer(rest):
+        place = m.group(1) or m.group(2)
+        if place not in _NOT_PLACES and _positive(rest, m.start()):
+            put("city", place)
+    for m in _JOB.finditer(rest):
+        put("job", m.group(1))
+    for m in _AGE.finditer(rest):
+        put("age", m.group(1))
+    for m in _BIRTHDAY.finditer(rest):
+        put("birthday", m.group(1) or m.group(2))
+    for m in _OTHER_BIRTHDAY.finditer(rest):
+        put(f"birthday:{m.group(1)}", m.group(2))
+    for m in _CLOCK.finditer(rest):
+        activity = _CLOCK_NAMES.get(m.group(3), m.group(3))
+        put(f"clock:{activity}", m.group(1) + (m.group(2) or ""))
+    for m in _WEEKLY.finditer(rest):
+        day = re.sub(r"^(星期|礼拜)", "周", m.group(1)).replace("周天", "周日")
+        put(f"weekly:{m.group(2)}", day)
+    for m in _FAVOURITE.finditer(rest):
+        kind, value = (m.group(1), m.group(2)) if m.group(1) else (m.group(4), m.group(3))
+        put(f"favourite:{kind}", value)
+    if language := _LANGUAGE.search(rest):
+        put("reply_language", _LANGUAGE_NAMES.get(language.group(1), language.group(1)))
+    if _LONG.search(rest):
+        put("reply_length", "long")
+    elif _SHORT.search(rest):
+        put("reply_length", "short")
+    if _CASUAL.search(rest):
+        put("tone", "casual")
+    elif _FORMAL.search(rest):
+        put("tone", "formal")
+    if _WORKING.search(rest):
+        put("study_work", "working")
+    elif _STUDENT.search(rest):
+        put("study_work", "student")
+    if _SINGLE.search(rest):
+        put("relationship_status", "single")
+    elif _TAKEN.search(rest):
+        put("relationship_status", "taken")
+    for m in _EVENT.finditer(rest):
+        day, event = (m.group(1), m.group(2)) if m.group(2) else (m.group(4), m.group(3))
+        put(f"event:{event}", day)
+    return {k: frozenset(v) for k, v in found.items()}, rest
