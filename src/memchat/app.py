@@ -35,7 +35,7 @@ from memchat.imports.router import router as imports_router
 from memchat.limits import BodySizeLimit
 from memchat.llm.client import LLMClient
 from memchat.llm.setup import build_llm
-from memchat.mcp_tools.endpoint import MCP_PATH, McpEndpoint
+from memchat.mcp_tools.endpoint import McpEndpoint
 from memchat.mcp_tools.tools import McpParts
 from memchat.memories.pipeline import MemoryPipeline
 from memchat.memories.router import router as memories_router
@@ -263,7 +263,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         chat_router,
     ):
         app.include_router(router)
-    app.add_route(MCP_PATH, mcp, include_in_schema=False)
+    app.router.routes.append(mcp.route())
     mount_console(app, settings.http.web_dist_dir or default_dist_dir())
 
     app.add_middleware(BodySizeLimit, max_bytes=settings.limits.max_request_bytes)

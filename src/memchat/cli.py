@@ -312,6 +312,6 @@ def openapi() -> None:
 
 def main() -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    for noisy in ("httpx", "httpcore", "httpx2", "httpcore2", "openai"):  # a line per upstream request
+    for noisy in ("httpx", "httpcore", "httpx2", "httpcore2", "openai", "mcp"):  # a line per request
         logging.getLogger(noisy).setLevel(logging.WARNING)
     cli()

@@ -79,7 +79,7 @@ async def test_a_key_holds_a_chat_turn_and_a_revoked_key_cannot(running: Running
     refused = await chat(running, key["key"], agent["id"], "还在吗")
     assert refused.status_code == 401
     assert refused.json()["error"]["code"] == "invalid_api_key"
-    assert len(upstream.chat_requests()) == 1
+    assert len(upstream.chat_requests) == 1
     history = (await running.client.get(f"/api/agents/{agent['id']}/messages", headers=auth(token))).json()
     assert len(history["messages"]) == 2
 
@@ -225,7 +225,7 @@ async def test_a_key_revoked_on_one_instance_is_refused_at_once_by_another(
                 headers=auth(key["key"]),
             )
             assert turn.status_code == 401
-            assert len(upstream.chat_requests()) == 1
+            assert len(upstream.chat_requests) == 1
     finally:
         a.stop()
         b.stop()

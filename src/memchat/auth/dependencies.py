@@ -7,9 +7,12 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from memchat.auth.keys import is_api_key, user_for_key, user_id_for_key
 from memchat.auth.service import user_for_token
+from memchat.background import BackgroundTasks
+from memchat.db.engine import Database
 from memchat.deps import Background, Db, Tokens
 from memchat.errors import Unauthorized
 from memchat.models import User
+from memchat.security import TokenCodec
 
 _bearer = HTTPBearer(
     auto_error=False, description="Authorization: Bearer <token from /api/auth/login, or an API key from /api/keys>"
@@ -25,11 +28,17 @@ async def _bearer_token(credentials: Annotated[HTTPAuthorizationCredentials | No
 BearerToken = Annotated[str, Depends(_bearer_token)]
 
 
-async def _current_user(db: Db, tokens: Tokens, background: Background, token: BearerToken) -> User:
+async def authenticate_bearer(db: Database, tokens: TokenCodec, background: BackgroundTasks, token: str) -> User:
+    """The user of a login token or an API key, both checked against the database (a deleted user's
+    token, a revoked key: 401). Also what /mcp authenticates with."""
     if is_api_key(token):
         return await user_for_key(db, background, token)
     async with db.read() as session:
         return await user_for_token(session, tokens, token)
+
+
+async def _current_user(db: Db, tokens: Tokens, background: Background, token: BearerToken) -> User:
+    return await authenticate_bearer(db, tokens, background, token)
 
 
 CurrentUser = Annotated[User, Depends(_current_user)]

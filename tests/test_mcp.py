@@ -1,0 +1,276 @@
+"""/mcp: a real MCP client session (the `mcp` SDK over streamable HTTP) against memchat on uvicorn."""
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import httpx
+import httpx2
+import pytest
+from mcp import Client, ClientSession, MCPError
+from mcp.client.streamable_http import streamable_http_client
+from mcp.types import TextContent
+
+from tests.conftest import Running, auth, chat, create_agent, signup
+from tests.upstream import DEFAULT_REPLY, TestUpstream
+
+TOOLS = {
+    "list_agents",
+    "search_memories",
+    "list_memories",
+    "add_memory",
+    "update_memory",
+    "archive_memory",
+    "delete_memory",
+    "list_conversations",
+    "read_conversation",
+}
+
+
+@asynccontextmanager
+async def mcp_session(running: Running, token: str) -> AsyncIterator[ClientSession]:
+    """ClientSession with the classic handshake (initialize), the bearer credential on every request."""
+    async with (
+        httpx2.AsyncClient(headers=auth(token), timeout=30) as http,
+        streamable_http_client(f"{running.base_url}/mcp", http_client=http) as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        yield session
+
+
+class Tools:
+    """Calls tools on a ClientSession or a Client alike."""
+
+    def __init__(self, peer: ClientSession | Client):
+        self.peer = peer
+
+    async def call(self, name: str, **arguments: Any) -> dict[str, Any]:
+        result = await self.peer.call_tool(name, arguments)
+        assert not result.is_error, result.content
+        assert result.structured_content is not None
+        return result.structured_content
+
+    async def fails(self, name: str, **arguments: Any) -> str:
+        result = await self.peer.call_tool(name, arguments)
+        assert result.is_error
+        [block] = result.content
+        assert isinstance(block, TextContent)
+        return block.text
+
+
+async def rest_memories(running: Running, token: str, agent_id: str) -> list[dict[str, Any]]:
+    response = await running.client.get(f"/api/agents/{agent_id}/memories", headers=auth(token))
+    assert response.status_code == 200
+    memories: list[dict[str, Any]] = response.json()["memories"]
+    return memories
+
+
+async def test_the_tools_are_listed(running: Running) -> None:
+    token = await signup(running.client)
+    async with mcp_session(running, token) as session:
+        listed = (await session.list_tools()).tools
+    assert {t.name for t in listed} == TOOLS
+    by_name = {t.name: t for t in listed}
+    assert by_name["add_memory"].input_schema["required"] == ["agent_id", "type", "content"]
+    assert by_name["search_memories"].annotations is not None
+    assert by_name["search_memories"].annotations.read_only_hint is True
+    assert by_name["delete_memory"].annotations is not None
+    assert by_name["delete_memory"].annotations.destructive_hint is True
+
+
+@asynccontextmanager
+async def mcp_peer(running: Running, token: str, era: str) -> AsyncIterator[Tools]:
+    """`handshake`: ClientSession with initialize (protocol 2025-11-25, stateless here);
+    `sessionless`: the SDK's Client, which speaks the 2026-07-28 protocol (no session at all)."""
+    if era == "handshake":
+        async with mcp_session(running, token) as session:
+            yield Tools(session)
+        return
+    async with (
+        httpx2.AsyncClient(headers=auth(token), timeout=30) as http,
+        Client(streamable_http_client(f"{running.base_url}/mcp", http_client=http)) as client,
+    ):
+        assert client.protocol_version == "2026-07-28"
+        yield Tools(client)
+
+
+@pytest.mark.parametrize("era", ["handshake", "sessionless"])
+async def test_memories_are_added_searched_updated_archived_and_deleted(running: Running, era: str) -> None:
+    token = await signup(running.client)
+    agent = await create_agent(running.client, token)
+    async with mcp_peer(running, token, era) as tools:
+        agents = await tools.call("list_agents")
+        assert [a["id"] for a in agents["agents"]] == [agent["id"]]
+
+        added = await tools.call("add_memory", agent_id=agent["id"], type="preference", content="喜欢猫", importance=4)
+        assert (added["content"], added["importance"], added["status"]) == ("喜欢猫", 4, "active")
+        assert [m["id"] for m in await rest_memories(running, token, agent["id"])] == [added["id"]]
+
+        found = await tools.call("search_memories", agent_id=agent["id"], query="你喜欢什么动物")
+        assert [m["id"] for m in found["memories"]] == [added["id"]]
+
+        updated = await tools.call("update_memory", memory_id=added["id"], content="喜欢橘猫")
+        assert (updated["content"], updated["importance"]) == ("喜欢橘猫", 4)
+        archived = await tools.call("archive_memory", memory_id=added["id"])
+        assert archived["status"] == "archived"
+        assert (await tools.call("search_memories", agent_id=agent["id"], query="猫"))["memories"] == []
+        assert (await tools.call("list_memories", agent_id=agent["id"]))["memories"] == []
+        everything = await tools.call("list_memories", agent_id=agent["id"], status=None)
+        assert [(m["content"], m["status"]) for m in everything["memories"]] == [("喜欢橘猫", "archived")]
+
+        history = await running.client.get(f"/api/memories/{added['id']}/history", headers=auth(token))
+        events = history.json()["events"]
+        assert [(e["kind"], e["actor"]) for e in events] == [
+            ("created", "user"),
+            ("edited", "user"),
+            ("archived", "user"),
+        ]
+        assert events[1]["before"]["content"] == "喜欢猫"
+
+        assert await tools.call("delete_memory", memory_id=added["id"]) == {"deleted": added["id"]}
+        assert await rest_memories(running, token, agent["id"]) == []
+        gone = await tools.fails("delete_memory", memory_id=added["id"])
+        assert gone.endswith("memory_not_found: memory not found")
+
+
+async def test_search_ranks_as_the_prompt_does(running: Running, upstream: TestUpstream) -> None:
+    """What search returns for a text is what a chat turn with that text puts in its prompt, in order."""
+    token = await signup(running.client)
+    agent = await create_agent(running.client, token)
+    async with mcp_session(running, token) as session:
+        tools = Tools(session)
+        for n in range(12):
+            await tools.call(
+                "add_memory", agent_id=agent["id"], type="preference", content=f"记忆{n:02d}", importance=1 + n % 5
+            )
+        found = [
+            m["content"] for m in (await tools.call("search_memories", agent_id=agent["id"], query="你好"))["memories"]
+        ]
+    assert len(found) == 10  # the prompt's limit (MEMCHAT_MEMORY_INJECTION_LIMIT)
+    assert [int(c[2:]) % 5 for c in found] == sorted((int(c[2:]) % 5 for c in found), reverse=True)
+
+    assert (await chat(running, token, agent["id"], "你好")).status_code == 200
+    [request] = upstream.chat_requests
+    system = request["messages"][0]["content"]
+    in_prompt = sorted((system.index(f"] {c}"), c) for n in range(12) if f"] {(c := f'记忆{n:02d}')}" in system)
+    assert [c for _, c in in_prompt] == found
+
+
+async def test_a_conversation_is_read_after_a_chat_turn(running: Running) -> None:
+    token = await signup(running.client)
+    agent = await create_agent(running.client, token)
+    other = await create_agent(running.client, token, name="阿青", handle="@qing")
+    async with mcp_session(running, token) as session:
+        tools = Tools(session)
+        empty = await tools.call("read_conversation", agent_id=agent["id"])
+        assert empty == {"conversation": None, "messages": [], "hasMore": False}
+
+        assert (await chat(running, token, agent["id"], "我叫小王，喜欢猫")).status_code == 200
+        rest = (await running.client.get(f"/api/agents/{agent['id']}/conversation", headers=auth(token))).json()
+        read = await tools.call("read_conversation", agent_id=agent["id"])
+        assert read["conversation"]["summary"] == rest["summary"]
+        assert read["conversation"]["summary"]
+        assert read["conversation"]["messageCount"] == 2
+        assert [(m["role"], m["parts"][0]["text"]) for m in read["messages"]] == [
+            ("user", "我叫小王，喜欢猫"),
+            ("assistant", DEFAULT_REPLY),
+        ]
+        last = await tools.call("read_conversation", agent_id=agent["id"], conversation_id=rest["id"], limit=1)
+        assert [m["role"] for m in last["messages"]] == ["assistant"]
+        assert last["hasMore"] is True
+
+        listed = await tools.call("list_conversations", agent_id=agent["id"])
+        assert [c["id"] for c in listed["conversations"]] == [rest["id"]]
+        wrong_agent = await tools.fails("read_conversation", agent_id=other["id"], conversation_id=rest["id"])
+        assert wrong_agent.endswith("conversation_not_found: conversation not found")
+
+
+async def test_another_users_agent_and_memories_are_not_found(running: Running) -> None:
+    alice, bob = await signup(running.client), await signup(running.client)
+    agent = await create_agent(running.client, alice)
+    async with mcp_session(running, alice) as session:
+        memory = await Tools(session).call("add_memory", agent_id=agent["id"], type="boundary", content="不要叫我宝贝")
+    assert (await chat(running, alice, agent["id"], "你好")).status_code == 200
+
+    async with mcp_session(running, bob) as session:
+        tools = Tools(session)
+        assert await tools.call("list_agents") == {"agents": []}
+        for name, arguments in [
+            ("list_memories", {"agent_id": agent["id"]}),
+            ("search_memories", {"agent_id": agent["id"], "query": "宝贝"}),
+            ("add_memory", {"agent_id": agent["id"], "type": "preference", "content": "x"}),
+            ("read_conversation", {"agent_id": agent["id"]}),
+            ("list_conversations", {"agent_id": agent["id"]}),
+        ]:
+            assert (await tools.fails(name, **arguments)).endswith("agent_not_found: agent not found"), name
+        for name, arguments in [
+            ("update_memory", {"memory_id": memory["id"], "content": "改了"}),
+            ("archive_memory", {"memory_id": memory["id"]}),
+            ("delete_memory", {"memory_id": memory["id"]}),
+        ]:
+            assert (await tools.fails(name, **arguments)).endswith("memory_not_found: memory not found"), name
+
+    [kept] = await rest_memories(running, alice, agent["id"])
+    assert (kept["id"], kept["content"], kept["status"]) == (memory["id"], "不要叫我宝贝", "active")
+    bobs = (await running.client.get("/api/agents", headers=auth(bob))).json()
+    assert bobs["agents"] == []
+
+
+async def test_bad_arguments_are_tool_errors_and_change_nothing(running: Running) -> None:
+    token = await signup(running.client)
+    agent = await create_agent(running.client, token)
+    async with mcp_session(running, token) as session:
+        tools = Tools(session)
+        for arguments in [
+            {"type": "preference", "content": "x", "importance": 9},
+            {"type": "preference", "content": ""},
+            {"type": "hobby", "content": "x"},
+            {"type": "preference", "content": "x" * 2001},
+            {"type": "preference"},
+        ]:
+            message = await tools.fails("add_memory", agent_id=agent["id"], **arguments)
+            assert message.startswith("Error executing tool add_memory"), message
+        await tools.call("add_memory", agent_id=agent["id"], type="preference", content="喜欢猫")
+        duplicate = await tools.fails("add_memory", agent_id=agent["id"], type="preference", content="喜欢猫")
+        assert duplicate.endswith("duplicate_memory: an active memory with this content already exists")
+    assert [m["content"] for m in await rest_memories(running, token, agent["id"])] == ["喜欢猫"]
+
+
+async def test_an_api_key_works_and_is_refused_once_revoked(running: Running) -> None:
+    token = await signup(running.client)
+    agent = await create_agent(running.client, token)
+    key = (await running.client.post("/api/keys", json={"name": "mcp"}, headers=auth(token))).json()
+    async with mcp_session(running, key["key"]) as session:
+        agents = await Tools(session).call("list_agents")
+        assert [a["id"] for a in agents["agents"]] == [agent["id"]]
+    assert (await running.client.delete(f"/api/keys/{key['id']}", headers=auth(token))).status_code == 204
+    refused = await _tools_list(running, key["key"])
+    assert refused.status_code == 401
+    assert refused.json()["error"]["code"] == "invalid_api_key"
+
+
+async def _tools_list(running: Running, token: str | None) -> httpx.Response:
+    """A raw JSON-RPC tools/list POST, as an MCP client sends it."""
+    headers = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-11-25"}
+    if token is not None:
+        headers |= auth(token)
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+    return await running.client.post("/mcp", json=body, headers=headers)
+
+
+async def test_no_token_or_a_bad_one_is_refused(running: Running) -> None:
+    missing = await _tools_list(running, None)
+    assert missing.status_code == 401
+    assert missing.json() == {"error": {"code": "missing_token", "message": "missing bearer token"}}
+    forged = await _tools_list(running, "eyJhbGciOiJIUzI1NiJ9.e30.bad")
+    assert forged.status_code == 401
+    assert forged.json()["error"]["code"] == "invalid_token"
+    token = await signup(running.client)
+    assert (await running.client.delete("/api/me", headers=auth(token))).status_code == 204
+    deleted = await _tools_list(running, token)  # a valid signature, but no such user any more
+    assert deleted.status_code == 401
+    with pytest.raises(ExceptionGroup) as refused:
+        async with mcp_session(running, "not-a-token"):
+            pass
+    assert refused.group_contains(MCPError, match="error response")
