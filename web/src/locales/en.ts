@@ -178,6 +178,12 @@ export const en: Messages = {
       `Imported ${added} ${added === 1 ? "memory" : "memories"}, skipped ${skipped} (duplicate or invalid).`,
     importInvalid: "This file is not a memchat memory export.",
   },
+  conversationImport: {
+    button: "Import chat history",
+    invalid: 'This file is not a chat history to import (JSON: {"messages": [{"role", "content"}]}).',
+    progress: (processed: number, total: number) => `Extracting memories from the history: ${processed} / ${total} turns`,
+    done: (messages: number) => `Imported ${messages} messages; memories extracted.`,
+  },
   memoryEvents: {
     extracted: "Extracted from chat",
     created: "Added by hand",

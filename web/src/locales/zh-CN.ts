@@ -179,6 +179,12 @@ export const zhCN = {
     importDone: (added: number, skipped: number) => `导入了 ${added} 条记忆，跳过 ${skipped} 条（重复或无效）。`,
     importInvalid: "这个文件不是 memchat 导出的记忆 JSON。",
   },
+  conversationImport: {
+    button: "导入聊天记录",
+    invalid: "这个文件不是可导入的聊天记录（需要 JSON：{\"messages\": [{\"role\", \"content\"}]}）。",
+    progress: (processed: number, total: number) => `正在从聊天记录提取记忆：${processed} / ${total} 轮`,
+    done: (messages: number) => `已导入 ${messages} 条消息，记忆已提取。`,
+  },
   memoryEvents: {
     extracted: "从对话中提取",
     created: "手动添加",

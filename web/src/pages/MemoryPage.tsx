@@ -8,6 +8,7 @@ import { ConfirmButton } from "../components/ConfirmButton";
 import { ErrorBanner } from "../components/ErrorBanner";
 import { ImportanceStars } from "../components/ImportanceStars";
 import { MemoryCard } from "../components/MemoryCard";
+import { ConversationImport } from "../components/ConversationImport";
 import { MemoryTransfer } from "../components/MemoryTransfer";
 import { MemoryTypeSelect } from "../components/MemoryTypeSelect";
 import { UndoToast, useUndo } from "../components/UndoToast";
@@ -41,6 +42,7 @@ export function MemoryPage() {
   const agent = useResource(`agent:${agentId}`, () => getAgent(agentId));
   const memories = useResource(`memories:${agentId}:${status}`, () => listMemories(agentId, status));
   const { reload, setData } = memories;
+  const reloadQuietly = useCallback(() => void reload(), [reload]);
   const undo = useUndo();
 
   // New memories come from chat turns (this tab's or, on coming back, another's).
@@ -159,6 +161,7 @@ export function MemoryPage() {
           onImported={() => void reload()}
           onError={setActionError}
         />
+        <ConversationImport agentId={agentId} onProgress={reloadQuietly} onError={setActionError} />
       </div>
 
       <div className="filters">
