@@ -1,6 +1,7 @@
 """POST /api/agents/{id}/import: an existing conversation becomes the agent's history, memories extracted
 in the background and reported as progress; bad input changes nothing; the same import twice lands once."""
 
+import asyncio
 from typing import Any
 
 import httpx
@@ -121,6 +122,18 @@ async def test_the_same_import_twice_lands_once(running: Running) -> None:
     assert resent.status_code == 200
     assert resent.json()["id"] == keyed.json()["id"]
     assert resent.json()["messages"] == 2  # the first request's messages; the second changed nothing
+
+
+async def test_the_same_import_sent_twice_at_once_lands_once(running: Running) -> None:
+    token = await signup(running.client)
+    agent_id = (await create_agent(running.client, token))["id"]
+    first, second = await asyncio.gather(*(_post(running, token, agent_id, {"messages": OPENAI}) for _ in range(2)))
+    assert sorted([first.status_code, second.status_code]) == [200, 202]
+    assert first.json()["id"] == second.json()["id"]
+    await running.state.background.drain()
+    assert len(await _history(running, token, agent_id)) == 4
+    listed = (await running.client.get(f"/api/agents/{agent_id}/conversations", headers=auth(token))).json()
+    assert len(listed["conversations"]) == 1
 
 
 async def test_bad_input_is_a_4xx_and_stores_nothing(running: Running) -> None:
