@@ -11,6 +11,8 @@ type AuthState = {
   login: (email: string, password: string) => Promise<void>;
   signup: (email: string, password: string, displayName: string) => Promise<void>;
   logout: () => void;
+  /** Swaps in a fresh token for this session (after a password change revoked the old ones). */
+  renew: (token: string) => void;
 };
 
 const AuthContext = createContext<AuthState | null>(null);
@@ -31,6 +33,11 @@ export function AuthProvider({ children }: { children: ReactNode }) {
     setToken(null);
     setTokenState(null);
     setUser(null);
+  }, []);
+
+  const renew = useCallback((next: string) => {
+    setToken(next);
+    setTokenState(next);
   }, []);
 
   useEffect(
@@ -70,8 +77,9 @@ export function AuthProvider({ children }: { children: ReactNode }) {
           ),
         ),
       logout,
+      renew,
     }),
-    [token, user, expired, start, logout],
+    [token, user, expired, start, logout, renew],
   );
 
   return <AuthContext.Provider value={value}>{children}</AuthContext.Provider>;

@@ -21,6 +21,7 @@ export function AccountPage() {
 }
 
 function PasswordForm() {
+  const { renew } = useAuth();
   const [current, setCurrent] = useState("");
   const [next, setNext] = useState("");
   const [error, setError] = useState<unknown>(null);
@@ -33,7 +34,8 @@ function PasswordForm() {
     setError(null);
     setDone(false);
     try {
-      await changePassword(current, next);
+      const token = await changePassword(current, next);
+      if (token) renew(token);
       setCurrent("");
       setNext("");
       setDone(true);
