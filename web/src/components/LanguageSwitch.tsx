@@ -1,4 +1,3 @@
-import "../console.css";
 import { LOCALES, locale, setLocale, t, type Locale } from "../i18n";
 
 /** 中文 / English; the choice is kept in localStorage and the page reloads in it. */

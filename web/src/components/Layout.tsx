@@ -1,7 +1,6 @@
 import type { ReactNode } from "react";
 import { Link, NavLink } from "react-router-dom";
 import { useAuth } from "../auth";
-import "../console.css";
 import { t } from "../i18n";
 import { LanguageSwitch } from "./LanguageSwitch";
 

@@ -1,5 +1,4 @@
 import { Link } from "react-router-dom";
-import "../console.css";
 import { t } from "../i18n";
 
 /** An address no page answers: say so, and offer the way back. */
