@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.conftest import PASSWORD, Account, Screenshots, Server
+from tests.e2e.conftest import PASSWORD, Account, Server
 from tests.e2e.support import chat_turn, create_agent
 
 pytestmark = pytest.mark.e2e
@@ -22,7 +22,7 @@ def login_status(server: Server, email: str, password: str) -> int:
         return api.post("/api/auth/login", json={"email": email, "password": password}).status_code
 
 
-def test_change_the_password(logged_in: Any, server: Server, account: Account, screenshots: Screenshots) -> None:
+def test_change_the_password(logged_in: Any, server: Server, account: Account) -> None:
     page = logged_in
     page.goto("/")
     page.get_by_test_id("nav-account").click()
@@ -41,7 +41,6 @@ def test_change_the_password(logged_in: Any, server: Server, account: Account, s
     form.get_by_role("button", name="修改密码").click()
     expect(form.get_by_test_id("password-changed")).to_have_text("密码已修改，下次登录请用新密码。")
     expect(form.get_by_test_id("error-banner")).to_have_count(0)
-    screenshots.take(page, "account")
     assert login_status(server, account.email, PASSWORD) == 401
     assert login_status(server, account.email, NEW_PASSWORD) == 200
 
