@@ -1,7 +1,7 @@
 import { useEffect } from "react";
 import { Link } from "react-router-dom";
 import { listMemories } from "../api/agents";
-import type { Agent } from "../api/types";
+import type { Agent, ChatDataParts, MemoryNote } from "../api/types";
 import { ErrorBanner } from "../components/ErrorBanner";
 import { ImportanceStars } from "../components/ImportanceStars";
 import { formatTime } from "../format";
@@ -12,6 +12,21 @@ import { ConversationList } from "./ConversationList";
 
 const PANEL_MEMORIES = 8;
 const MEMORY_SETTLE_MS = 1500;
+const GONE = new Set(["archived", "deleted"]);
+
+/** The fetched memories with what the stream said since: new ones in, archived ones out, by importance. */
+function withLiveNotes(fetched: MemoryNote[], live: ChatDataParts["memory"][]): MemoryNote[] {
+  const byId = new Map(fetched.map((m) => [m.id, m]));
+  for (const note of [...live].reverse()) {
+    if (GONE.has(note.action)) byId.delete(note.memory.id);
+    else byId.set(note.memory.id, { ...byId.get(note.memory.id), ...note.memory });
+  }
+  const fresh = new Set(live.map((n) => n.memory.id));
+  // Stable: the server's order (importance, then most recent) within one importance, new ones first.
+  return [...byId.values()].sort(
+    (a, b) => b.importance - a.importance || Number(fresh.has(b.id)) - Number(fresh.has(a.id)),
+  );
+}
 
 /**
  * The agent's conversations, then this conversation's summary and counts and the agent's top
@@ -22,6 +37,8 @@ export function ChatSidePanel({
   target,
   version,
   listVersion,
+  liveMemories,
+  liveConversation,
   streaming,
   open,
   onClose,
@@ -31,6 +48,10 @@ export function ChatSidePanel({
   target: ChatTarget;
   version: number;
   listVersion: number;
+  /** The running turn's `data-memory` parts, newest first. */
+  liveMemories: ChatDataParts["memory"][];
+  /** The last `data-conversation` part: the stored summary and count. */
+  liveConversation: ChatDataParts["conversation"] | null;
   streaming: boolean;
   open: boolean;
   onClose: () => void;
@@ -56,7 +77,16 @@ export function ChatSidePanel({
     if (streaming) void reloadConversation();
   }, [streaming, reloadConversation]);
 
-  const c = conversation.data;
+  const stored = conversation.data;
+  const c =
+    stored && liveConversation && (liveConversation.conversationId ?? stored.id) === stored.id
+      ? {
+          ...stored,
+          summary: liveConversation.summary ?? stored.summary,
+          messageCount: Math.max(stored.messageCount, liveConversation.messageCount ?? 0),
+        }
+      : stored;
+  const shownMemories = memories.data ? withLiveNotes(memories.data, liveMemories) : undefined;
   const profile = agent.profile;
   return (
     <aside
@@ -99,9 +129,9 @@ export function ChatSidePanel({
         {c?.summary || <span className="muted">{t.chat.noSummary}</span>}
       </p>
       <h3>{t.chat.memories}</h3>
-      {memories.data?.length === 0 ? <p className="muted">{t.chat.noMemories}</p> : null}
+      {shownMemories?.length === 0 ? <p className="muted">{t.chat.noMemories}</p> : null}
       <ul className="panel-memories" data-testid="panel-memories">
-        {memories.data?.slice(0, PANEL_MEMORIES).map((memory) => (
+        {shownMemories?.slice(0, PANEL_MEMORIES).map((memory) => (
           <li key={memory.id} data-testid="panel-memory">
             <span className={`tag type-${memory.type}`}>{t.memoryTypes[memory.type]}</span>
             <ImportanceStars value={memory.importance} />

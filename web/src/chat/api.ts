@@ -12,6 +12,10 @@ export const chatIdOf = (target: ChatTarget): string => target.conversationId ??
 
 export const targetKey = (target: ChatTarget): string => `${target.agentId}:${target.conversationId ?? "default"}`;
 
+/** Stops the reply streaming now in this chat, on whichever instance streams it; resolves once it is stored. */
+export const stopChat = (chatId: string): Promise<void> =>
+  expectOk(api.POST("/api/chat/{chat_id}/stop", { params: { path: { chat_id: chatId } } }));
+
 export type PageOptions = { limit?: number; before?: string };
 
 export function loadMessages(target: ChatTarget, options: PageOptions = {}): Promise<MessagePage> {

@@ -1,13 +1,13 @@
 import { useChat } from "@ai-sdk/react";
-import { TextStreamChatTransport } from "ai";
+import { DefaultChatTransport } from "ai";
 import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState, type FormEvent, type KeyboardEvent } from "react";
 import { Link, useParams, useSearchParams } from "react-router-dom";
 import { getAgent, type MessagePage } from "../api/agents";
 import { chatFetch } from "../api/client";
 import { authHeaders } from "../api/session";
 import type { components } from "../api/schema";
-import type { Agent, ChatMessage } from "../api/types";
-import { chatIdOf, loadMessages, targetKey, type ChatTarget } from "../chat/api";
+import type { Agent, ChatDataParts, ChatMessage } from "../api/types";
+import { chatIdOf, loadMessages, stopChat, targetKey, type ChatTarget } from "../chat/api";
 import { ChatSidePanel } from "../chat/ChatSidePanel";
 import { DemoBanner } from "../chat/DemoBanner";
 import { mergeLatestPage, oldestStoredId, PAGE_SIZE, prependPage, toChatMessage } from "../chat/history";
@@ -73,11 +73,17 @@ function ChatView({ agent, target, firstPage }: { agent: Agent; target: ChatTarg
   const [loadingEarlier, setLoadingEarlier] = useState(false);
   const [historyError, setHistoryError] = useState<unknown>(null);
   const [panelVersion, setPanelVersion] = useState(0);
+  // What the running turn's stream said about memories and the conversation, shown at once.
+  const [liveMemories, setLiveMemories] = useState<ChatDataParts["memory"][]>([]);
+  const [liveConversation, setLiveConversation] = useState<ChatDataParts["conversation"] | null>(null);
+  const [stopping, setStopping] = useState(false);
 
+  // The AI SDK's UI message stream. A reply that streams while the page (re)loads is picked up
+  // from its start (resume: GET /api/ui/chat/{id}/stream, the transport's default URL).
   const transport = useMemo(
     () =>
-      new TextStreamChatTransport<ChatMessage>({
-        api: "/api/chat",
+      new DefaultChatTransport<ChatMessage>({
+        api: "/api/ui/chat",
         headers: () => authHeaders(),
         body: { agentId, conversationId: target.conversationId ?? undefined } satisfies ChatBody,
         fetch: chatFetch,
@@ -98,10 +104,18 @@ function ChatView({ agent, target, firstPage }: { agent: Agent; target: ChatTarg
     messages: initialMessages,
     transport,
     experimental_throttle: STREAM_THROTTLE_MS,
+    resume: true,
+    onData: (part) => {
+      if (part.type === "data-memory") {
+        const note = part.data;
+        setLiveMemories((list) => [note, ...list.filter((n) => n.memory.id !== note.memory.id)]);
+      } else if (part.type === "data-conversation") {
+        setLiveConversation(part.data);
+      }
+    },
     onFinish: ({ isAbort, isError }) => {
-      // After a stop the server goes on and saves the whole reply: the next sync (next turn,
-      // coming back to the tab, reload) shows it. Otherwise take the stored turn, with the
-      // server's ids, right away: after a failure that is the user's message alone.
+      // Take the stored turn, with the server's ids, right away: after a failure that is the
+      // user's message alone. A local abort (the stop request failed) syncs in stopReply.
       if (isAbort) setPanelVersion((v) => v + 1);
       else void syncRef.current(!isError);
     },
@@ -247,6 +261,22 @@ function ChatView({ agent, target, firstPage }: { agent: Agent; target: ChatTarg
     void sendMessage({ text });
   };
 
+  // 停止: the server stops the reply (on whichever instance streams it) and stores what was
+  // streamed; this tab's stream then ends by itself. Then the local stop, in case it has not,
+  // and the stored messages, so the screen shows exactly what was saved.
+  const stopReply = async () => {
+    setStopping(true);
+    try {
+      await stopChat(chatIdOf(target));
+    } catch (err) {
+      setHistoryError(err);
+    } finally {
+      await stop();
+      setStopping(false);
+      void sync(false);
+    }
+  };
+
   // On phones Enter makes a new line (the send button is at hand); elsewhere it sends.
   const onKeyDown = (event: KeyboardEvent<HTMLTextAreaElement>) => {
     if (compact) return;
@@ -348,7 +378,7 @@ function ChatView({ agent, target, firstPage }: { agent: Agent; target: ChatTarg
               </button>
             ) : null}
             {busy ? (
-              <button type="button" className="danger" onClick={() => void stop()} data-testid="stop">
+              <button type="button" className="danger" onClick={() => void stopReply()} disabled={stopping} data-testid="stop">
                 {t.chat.stop}
               </button>
             ) : (
@@ -365,6 +395,8 @@ function ChatView({ agent, target, firstPage }: { agent: Agent; target: ChatTarg
         target={target}
         version={panelVersion}
         listVersion={listVersion}
+        liveMemories={liveMemories}
+        liveConversation={liveConversation}
         streaming={status === "streaming"}
         open={panelOpen}
         onClose={() => setPanelOpen(false)}
