@@ -2,6 +2,7 @@
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -12,6 +13,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.types import TextContent
 
 from tests.conftest import Running, auth, chat, create_agent, signup
+from tests.serve import Server, free_port, server_env
 from tests.upstream import DEFAULT_REPLY, TestUpstream
 
 TOOLS = {
@@ -274,3 +276,64 @@ async def test_no_token_or_a_bad_one_is_refused(running: Running) -> None:
         async with mcp_session(running, "not-a-token"):
             pass
     assert refused.group_contains(MCPError, match="error response")
+
+
+class RoundRobin(httpx2.AsyncBaseTransport):
+    """A load balancer without sticky sessions: each request goes to the next instance's port."""
+
+    def __init__(self, ports: list[int]):
+        self._ports = ports
+        self._inner = httpx2.AsyncHTTPTransport()
+        self.served: list[int] = []
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        port = self._ports[len(self.served) % len(self._ports)]
+        self.served.append(port)
+        request.url = request.url.copy_with(port=port)
+        return await self._inner.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+async def test_one_mcp_session_is_answered_by_any_instance(
+    postgres_url: str, upstream: TestUpstream, tmp_path: Path
+) -> None:
+    """Two real `memchat serve` processes on one PostgreSQL database; the session's requests alternate."""
+    # several instances share Redis (memchat refuses a second one on the database without it)
+    env = server_env(postgres_url, upstream, tmp_path, MEMCHAT_REDIS_URL="redis://127.0.0.1:6379/0")
+    servers = [Server(env, free_port(), tmp_path / f"server-{n}.log") for n in range(2)]
+    try:
+        for server in servers:
+            await server.start()
+        a, b = servers
+        async with httpx.AsyncClient(base_url=a.url, timeout=30) as rest:
+            token = await signup(rest)
+            agent = await create_agent(rest, token)
+            balancer = RoundRobin([a.port, b.port])
+            async with (
+                httpx2.AsyncClient(headers=auth(token), timeout=30, transport=balancer) as http,
+                streamable_http_client(f"{a.url}/mcp", http_client=http) as (read, write),
+                ClientSession(read, write) as session,
+            ):
+                await session.initialize()
+                tools = Tools(session)
+                added = [
+                    await tools.call("add_memory", agent_id=agent["id"], type="preference", content=text)
+                    for text in ("喜欢猫", "喜欢雨天", "不喜欢香菜")
+                ]
+                listed = await tools.call("list_memories", agent_id=agent["id"])
+                archived = await tools.call("archive_memory", memory_id=added[0]["id"])
+            assert {m["id"] for m in listed["memories"]} == {m["id"] for m in added}
+            assert archived["status"] == "archived"
+            assert set(balancer.served) == {a.port, b.port}
+            assert len(balancer.served) >= 6  # initialize, initialized, five calls: all answered
+            memories = (await rest.get(f"/api/agents/{agent['id']}/memories", headers=auth(token))).json()["memories"]
+            assert sorted((m["content"], m["status"]) for m in memories) == [
+                ("不喜欢香菜", "active"),
+                ("喜欢猫", "archived"),
+                ("喜欢雨天", "active"),
+            ]
+    finally:
+        for server in servers:
+            server.stop()

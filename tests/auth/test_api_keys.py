@@ -187,7 +187,8 @@ async def test_a_key_revoked_on_one_instance_is_refused_at_once_by_another(
     postgres_url: str, upstream: TestUpstream, tmp_path: Path
 ) -> None:
     """Two real `memchat serve` processes on one PostgreSQL database, as behind a load balancer."""
-    env = server_env(postgres_url, upstream, tmp_path)
+    # several instances share Redis (memchat refuses a second one on the database without it)
+    env = server_env(postgres_url, upstream, tmp_path, MEMCHAT_REDIS_URL="redis://127.0.0.1:6379/0")
     a = Server(env, free_port(), tmp_path / "a.log")
     b = Server(env, free_port(), tmp_path / "b.log")
     try:

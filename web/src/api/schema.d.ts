@@ -949,7 +949,7 @@ export interface components {
              * Type
              * @enum {string}
              */
-            type: "boundary" | "preference" | "relationship_goal" | "conversation_style";
+            type: "boundary" | "preference" | "relationship_goal" | "conversation_style" | "fact";
         };
         /**
          * MemoryEventOut
@@ -971,7 +971,7 @@ export interface components {
              * Kind
              * @enum {string}
              */
-            kind: "extracted" | "created" | "merged" | "updated" | "archived" | "edited" | "reverted";
+            kind: "extracted" | "created" | "merged" | "updated" | "archived" | "edited" | "reverted" | "superseded";
             /** Memoryid */
             memoryId: string;
             /** Sourcemessageid */
@@ -1013,9 +1013,19 @@ export interface components {
              * Type
              * @enum {string}
              */
-            type: "boundary" | "preference" | "relationship_goal" | "conversation_style";
+            type: "boundary" | "preference" | "relationship_goal" | "conversation_style" | "fact";
             /** Updatedatms */
             updatedAtMs: number;
+            /**
+             * Validfromms
+             * @description when the user said it (v2 extractors)
+             */
+            validFromMs?: number | null;
+            /**
+             * Validtoms
+             * @description when a change of mind replaced it
+             */
+            validToMs?: number | null;
         };
         /** MemoryPatch */
         MemoryPatch: {
@@ -1026,7 +1036,7 @@ export interface components {
             /** Status */
             status?: ("active" | "archived") | null;
             /** Type */
-            type?: ("boundary" | "preference" | "relationship_goal" | "conversation_style") | null;
+            type?: ("boundary" | "preference" | "relationship_goal" | "conversation_style" | "fact") | null;
         };
         /** MemoryRevert */
         MemoryRevert: {
@@ -1051,10 +1061,15 @@ export interface components {
              */
             status: "active" | "archived";
             /**
+             * Supersededby
+             * @description the memory that replaced it
+             */
+            supersededBy?: string | null;
+            /**
              * Type
              * @enum {string}
              */
-            type: "boundary" | "preference" | "relationship_goal" | "conversation_style";
+            type: "boundary" | "preference" | "relationship_goal" | "conversation_style" | "fact";
         };
         /**
          * MessageOut
@@ -1063,6 +1078,11 @@ export interface components {
         MessageOut: {
             /** Createdatms */
             createdAtMs: number;
+            /**
+             * Eventdate
+             * @description the day of a dated event (ISO date)
+             */
+            eventDate?: string | null;
             /** Id */
             id: string;
             /** Parts */

@@ -24,6 +24,7 @@ export const MEMORY_TYPES: readonly MemoryType[] = [
   "preference",
   "relationship_goal",
   "conversation_style",
+  "fact",
 ];
 
 /** What the server knows about a message beyond its text; absent until it is stored. */

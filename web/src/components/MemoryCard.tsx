@@ -56,6 +56,16 @@ export function MemoryCard({
         <span className="muted small">
           {t.memories.updatedAt} {formatTime(memory.updatedAtMs)}
         </span>
+        {memory.eventDate ? (
+          <span className="tag" data-testid="memory-event-date">
+            {t.memories.eventDate} {memory.eventDate}
+          </span>
+        ) : null}
+        {memory.supersededBy ? (
+          <span className="muted small" data-testid="memory-superseded">
+            {t.memories.superseded}
+          </span>
+        ) : null}
       </div>
       {editing ? (
         <form className="memory-edit" onSubmit={save}>

@@ -147,6 +147,8 @@ export const en: Messages = {
     noSource: "Added by hand",
     deleteConfirm: "Delete this memory?",
     updatedAt: "Updated",
+    eventDate: "On",
+    superseded: "Replaced by a newer memory",
     toChat: "Back to chat",
     history: "History",
     hideHistory: "Hide history",
@@ -192,6 +194,7 @@ export const en: Messages = {
     archived: "Archived",
     edited: "Edited",
     reverted: "Reverted",
+    superseded: "Replaced by a change of mind",
   },
   memoryActors: {
     rules: "rules",
@@ -204,6 +207,7 @@ export const en: Messages = {
     preference: "Preference",
     relationship_goal: "Relationship goal",
     conversation_style: "Conversation style",
+    fact: "Personal fact / event",
   },
   account: {
     title: "My account",

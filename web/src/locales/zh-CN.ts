@@ -149,6 +149,8 @@ export const zhCN = {
     noSource: "手动添加",
     deleteConfirm: "删除这条记忆？",
     updatedAt: "更新于",
+    eventDate: "日期",
+    superseded: "已被新的记忆取代",
     toChat: "回到聊天",
     history: "历史",
     hideHistory: "收起历史",
@@ -193,6 +195,7 @@ export const zhCN = {
     archived: "被归档",
     edited: "被编辑",
     reverted: "被恢复",
+    superseded: "被新的说法取代",
   } satisfies Record<MemoryEventKind, string>,
   memoryActors: {
     rules: "规则",
@@ -205,6 +208,7 @@ export const zhCN = {
     preference: "偏好",
     relationship_goal: "关系目标",
     conversation_style: "对话风格",
+    fact: "个人信息/近况",
   } satisfies Record<MemoryType, string>,
   account: {
     title: "我的账号",
