@@ -225,15 +225,21 @@ async def test_user_list_passwd_and_delete(cli_env: dict[str, str], running: Run
         body = {"email": email, "password": password}
         return (await running.client.post("/api/auth/login", json=body)).status_code
 
+    before = (await cli_async("token", "first@example.com", env=cli_env)).stdout.strip()
     short = await cli_async("user", "passwd", "first@example.com", "--password-stdin", env=cli_env, stdin="short\n")
     assert_fails(short, "password: String should have at least 8 characters")
     assert await login("first@example.com", "password-1") == 200
     changed = await cli_async(
         "user", "passwd", "First@example.com", "--password-stdin", env=cli_env, stdin="password-2\r\n"
     )
-    assert (changed.returncode, changed.stdout) == (0, "changed the password of First@example.com\n")
+    assert (changed.returncode, changed.stdout) == (
+        0,
+        "changed the password of First@example.com; its earlier login tokens are refused from now on\n",
+    )
     assert await login("first@example.com", "password-2") == 200
     assert await login("first@example.com", "password-1") == 401
+    refused = await running.client.get("/api/me", headers=auth(before))
+    assert (refused.status_code, refused.json()["error"]["code"]) == (401, "token_revoked")
     assert_fails(
         await cli_async("user", "passwd", "ghost@example.com", "--password", "password-3", env=cli_env),
         "no user ghost@example.com",

@@ -264,7 +264,8 @@ def user_delete(
 
 @user_cli.command("passwd")
 def user_passwd(email: str, password: PasswordOption = None, password_stdin: PasswordStdin = False) -> None:
-    """Set a user's password (checked as sign-up checks it). Tokens already issued stay valid."""
+    """Set a user's password (checked as sign-up checks it). Login tokens issued before are refused
+    from then on; API keys stay."""
     from memchat.auth.repository import get_user_by_email
     from memchat.auth.schemas import PasswordReset
     from memchat.auth.service import normalize_email, set_password
@@ -282,7 +283,7 @@ def user_passwd(email: str, password: PasswordOption = None, password_stdin: Pas
         await set_password(session, user.id, body.password)
 
     _run(lambda: _in_session(_passwd, write=True))
-    typer.echo(f"changed the password of {email}")
+    typer.echo(f"changed the password of {email}; its earlier login tokens are refused from now on")
 
 
 @cli.command()

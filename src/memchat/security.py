@@ -45,18 +45,42 @@ def resolve_jwt_secret(auth: AuthSettings, data_dir: Path) -> str:
     return secret
 
 
+class TokenSubject(str):
+    """The user id a login token names, carrying when the token was issued (ms).
+
+    A str wherever a user id goes (the chat turn takes one); the turn reads `issued_at_ms` to refuse
+    a token from before the password changed inside its own transaction (chat.intent).
+    """
+
+    issued_at_ms: int
+
+    def __new__(cls, user_id: str, issued_at_ms: int) -> "TokenSubject":
+        subject = super().__new__(cls, user_id)
+        subject.issued_at_ms = issued_at_ms
+        return subject
+
+
+def check_token_current(issued_at_ms: int, tokens_valid_after_ms: int | None) -> None:
+    """A token issued before the user's password changed (users.tokens_valid_after_ms) is refused."""
+    if tokens_valid_after_ms is not None and issued_at_ms < tokens_valid_after_ms:
+        raise Unauthorized("the password has changed since this token was issued; sign in again", code="token_revoked")
+
+
 class TokenCodec:
     def __init__(self, secret: str, ttl_s: int, algorithm: str = "HS256"):
         self._secret = secret
         self._ttl_s = ttl_s
         self._algorithm = algorithm
 
-    def issue(self, user_id: str) -> str:
-        now_s = now_ms() // 1000
-        claims = {"sub": user_id, "iat": now_s, "exp": now_s + self._ttl_s}
+    def issue(self, user_id: str, issued_at_ms: int | None = None) -> str:
+        """`iat` and `exp` in seconds as JWT has them; `iat_ms` too, so that a token issued in the
+        millisecond after a password change is told from one issued just before it."""
+        now = now_ms() if issued_at_ms is None else issued_at_ms
+        claims = {"sub": user_id, "iat": now // 1000, "iat_ms": now, "exp": now // 1000 + self._ttl_s}
         return jwt.encode(claims, self._secret, algorithm=self._algorithm)
 
-    def user_id(self, token: str) -> str:
+    def subject(self, token: str) -> TokenSubject:
+        """The user id and issue time of a token whose signature and expiry hold (no database)."""
         try:
             # Only our algorithm: refuses alg=none and key-confusion tokens.
             claims = jwt.decode(token, self._secret, algorithms=[self._algorithm], options={"require": ["sub", "exp"]})
@@ -67,4 +91,18 @@ class TokenCodec:
         sub = claims.get("sub")
         if not isinstance(sub, str) or not sub:
             raise Unauthorized("invalid token", code="invalid_token")
-        return sub
+        return TokenSubject(sub, _issued_at_ms(claims))
+
+    def user_id(self, token: str) -> str:
+        return str(self.subject(token))
+
+
+def _issued_at_ms(claims: dict[str, object]) -> int:
+    """`iat_ms`; for a token from before it was added, `iat` (seconds, so the start of its second);
+    with neither, 0: older than any password change."""
+    iat_ms, iat = claims.get("iat_ms"), claims.get("iat")
+    if isinstance(iat_ms, int) and not isinstance(iat_ms, bool):
+        return iat_ms
+    if isinstance(iat, int | float) and not isinstance(iat, bool):
+        return int(iat) * 1000
+    return 0

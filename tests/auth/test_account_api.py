@@ -3,8 +3,10 @@
 from typing import Any
 
 import httpx
-from sqlalchemy import func, select
+import jwt
+from sqlalchemy import func, select, update
 
+from memchat.clock import now_ms
 from memchat.models import Agent, Conversation, Memory, MemoryEvent, Message, User
 from tests.conftest import Running, auth, chat, create_agent, signup
 from tests.upstream import DEFAULT_REPLY
@@ -66,11 +68,63 @@ async def test_password_change_needs_the_current_password(running: Running) -> N
         assert "newPassword" in invalid.json()["error"]["message"]
 
     changed = await _change(running.client, token, "password-1", "password-2")
-    assert changed.status_code == 204
+    assert changed.status_code == 200
+    assert changed.json()["user"]["email"] == "pw@example.com"
     assert await _login(running.client, "pw@example.com", "password-2") == 200
     assert await _login(running.client, "pw@example.com", "password-1") == 401
-    assert (await running.client.get("/api/me", headers=auth(token))).status_code == 200
+    fresh = changed.json()["token"]
+    assert (await running.client.get("/api/me", headers=auth(fresh))).status_code == 200
     assert (await running.client.post("/api/me/password", json={"newPassword": "password-3"})).status_code == 401
+
+
+async def test_a_password_change_ends_every_earlier_token(running: Running) -> None:
+    """The token that changed it and another device's are refused on every route, the chat turn
+    too (which checks in its own transaction); the change's answer and a new login work."""
+    token = await signup(running.client, "ends@example.com", password="password-1")
+    agent = await create_agent(running.client, token)
+    assert (await chat(running, token, agent["id"], "第一句")).status_code == 200
+    other_device = (
+        await running.client.post("/api/auth/login", json={"email": "ends@example.com", "password": "password-1"})
+    ).json()["token"]
+
+    changed = await _change(running.client, token, "password-1", "password-2")
+    assert changed.status_code == 200
+    for old in (token, other_device):
+        for response in (
+            await running.client.get("/api/me", headers=auth(old)),
+            await running.client.get(f"/api/agents/{agent['id']}", headers=auth(old)),
+            await chat(running, old, agent["id"], "旧令牌"),
+        ):
+            assert response.status_code == 401, response.request.url
+            assert response.json()["error"]["code"] == "token_revoked"
+    history = await running.client.get(f"/api/agents/{agent['id']}/messages", headers=auth(changed.json()["token"]))
+    assert [m["parts"][0]["text"] for m in history.json()["messages"] if m["role"] == "user"] == ["第一句"]
+
+    relogin = await running.client.post("/api/auth/login", json={"email": "ends@example.com", "password": "password-2"})
+    for fresh in (changed.json()["token"], relogin.json()["token"]):
+        assert (await running.client.get("/api/me", headers=auth(fresh))).status_code == 200
+        assert (await chat(running, fresh, agent["id"], "新令牌")).status_code == 200
+
+
+async def test_a_token_from_before_millisecond_issue_times_is_judged_by_its_second(running: Running) -> None:
+    """A token with only `iat` (seconds), as memchat issued them before `iat_ms`, counts from the
+    start of its second: one from the second of the change is refused, one from the next is not."""
+    token = await signup(running.client, "old@example.com", password="password-1")
+    user_id = (await running.client.get("/api/me", headers=auth(token))).json()["id"]
+    change_s = now_ms() // 1000 - 100
+    async with running.db.write() as session:
+        await session.execute(
+            update(User).where(User.id == user_id).values(tokens_valid_after_ms=change_s * 1000 + 500)
+        )
+    secret = running.state.settings.auth.secret
+    assert secret is not None
+
+    def legacy(iat_s: int) -> str:
+        return jwt.encode({"sub": user_id, "iat": iat_s, "exp": iat_s + 3600}, secret, algorithm="HS256")
+
+    refused = await running.client.get("/api/me", headers=auth(legacy(change_s)))
+    assert (refused.status_code, refused.json()["error"]["code"]) == (401, "token_revoked")
+    assert (await running.client.get("/api/me", headers=auth(legacy(change_s + 1)))).status_code == 200
 
 
 async def test_wrong_current_passwords_are_throttled_like_logins(running: Running) -> None:

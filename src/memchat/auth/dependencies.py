@@ -46,11 +46,12 @@ CurrentUser = Annotated[User, Depends(_current_user)]
 
 async def _token_user_id(db: Db, tokens: Tokens, background: Background, token: BearerToken) -> str:
     """The token's user id. A login token is verified by signature only: the chat turn checks the
-    user in its own transaction (an agent found by (id, user_id) proves it), saving a transaction per
-    turn. An API key is looked up (one indexed read), so a revoked key is refused at once."""
+    user, and that the token is from after the last password change, in its own transaction (the
+    TokenSubject carries the issue time there), saving a transaction per turn. An API key is looked
+    up (one indexed read), so a revoked key is refused at once."""
     if is_api_key(token):
         return await user_id_for_key(db, background, token)
-    return tokens.user_id(token)
+    return tokens.subject(token)
 
 
 TokenUserId = Annotated[str, Depends(_token_user_id)]

@@ -40,9 +40,16 @@ async def insert_user(session: AsyncSession, *, email: str, password_hash: str, 
     return user
 
 
-async def update_password_hash(session: AsyncSession, user_id: str, password_hash: str) -> bool:
-    """False when there is no such user (any more)."""
-    result = await session.execute(update(User).where(User.id == user_id).values(password_hash=password_hash))
+async def update_password_hash(
+    session: AsyncSession, user_id: str, password_hash: str, *, tokens_valid_after_ms: int
+) -> bool:
+    """The new hash, and the time before which the user's tokens are refused. False when there is
+    no such user (any more)."""
+    result = await session.execute(
+        update(User)
+        .where(User.id == user_id)
+        .values(password_hash=password_hash, tokens_valid_after_ms=tokens_valid_after_ms)
+    )
     return (result.rowcount or 0) > 0  # type: ignore[attr-defined]
 
 
@@ -116,3 +123,13 @@ _USER_EXISTS = select(users.c.id).where(users.c.id == bindparam("user_id"))
 def user_exists(conn: Connection, user_id: str) -> bool:
     """The chat turn's check, inside its own transaction (sync Connection)."""
     return conn.execute(_USER_EXISTS, {"user_id": user_id}).first() is not None
+
+
+_USER_TOKENS = select(users.c.tokens_valid_after_ms).where(users.c.id == bindparam("user_id"))
+
+
+def user_token_cutoff(conn: Connection, user_id: str) -> tuple[int | None] | None:
+    """(tokens_valid_after_ms,) of the user, None when there is no such user: the chat turn's check
+    of a login token, one primary-key read inside its own transaction."""
+    row = conn.execute(_USER_TOKENS, {"user_id": user_id}).first()
+    return None if row is None else (row.tokens_valid_after_ms,)

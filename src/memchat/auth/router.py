@@ -36,23 +36,24 @@ async def me(user: CurrentUser) -> UserOut:
 
 @router.post(
     "/api/me/password",
-    status_code=status.HTTP_204_NO_CONTENT,
     responses={
         403: {"model": ErrorBody, "description": "`wrong_password`: the current password is wrong"},
         429: {"model": ErrorBody, "description": "`login_throttled`: too many wrong passwords; see Retry-After"},
     },
 )
 async def change_password(
-    body: PasswordChangeRequest, user: CurrentUser, session: WriteSession, throttle: Throttle
-) -> Response:
+    body: PasswordChangeRequest, user: CurrentUser, session: WriteSession, throttle: Throttle, tokens: Tokens
+) -> AuthResponse:
     """Set a new password (8 to 1024 characters, as at sign-up), given the current one.
 
-    Wrong current passwords count as failed logins of the account. Tokens already issued stay valid.
+    Wrong current passwords count as failed logins of the account. Every login token issued before
+    is refused from now on (401 `token_revoked`), on every instance; the answer carries a fresh one,
+    as login does, for the client that changed it. API keys stay valid.
     """
-    await service.change_password(
+    valid_from_ms = await service.change_password(
         session, throttle, user, current_password=body.current_password, new_password=body.new_password
     )
-    return Response(status_code=status.HTTP_204_NO_CONTENT)
+    return AuthResponse(token=tokens.issue(user.id, issued_at_ms=valid_from_ms), user=UserOut.model_validate(user))
 
 
 @router.delete("/api/me", status_code=status.HTTP_204_NO_CONTENT)

@@ -18,7 +18,7 @@ from memchat.clock import now_ms
 from memchat.errors import Conflict, Forbidden, NotFound, TooManyRequests, Unauthorized
 from memchat.models import User
 from memchat.schemas import AgentProfile, CamelModel
-from memchat.security import TokenCodec, hash_password, verify_password
+from memchat.security import TokenCodec, check_token_current, hash_password, verify_password
 from memchat.throttle import LoginGuard
 
 E = TypeVar("E", bound=CamelModel)
@@ -62,29 +62,36 @@ async def authenticate(session: AsyncSession, throttle: LoginGuard, *, email: st
 
 
 async def user_for_token(session: AsyncSession, codec: TokenCodec, token: str) -> User:
-    user = await repository.get_user(session, codec.user_id(token))
+    subject = codec.subject(token)
+    user = await repository.get_user(session, str(subject))
     if user is None:
         raise Unauthorized("invalid token", code="invalid_token")
+    check_token_current(subject.issued_at_ms, user.tokens_valid_after_ms)
     return user
 
 
-async def set_password(session: AsyncSession, user_id: str, password: str) -> None:
-    """Tokens issued before stay valid until they expire: they carry no password state."""
-    if not await repository.update_password_hash(session, user_id, await hash_password(password)):
+async def set_password(session: AsyncSession, user_id: str, password: str) -> int:
+    """Sets the password and ends every login token issued before now (they are refused with 401
+    `token_revoked`); API keys stay. Returns that moment (ms): a token issued at it is valid."""
+    password_hash = await hash_password(password)
+    cutoff = now_ms()
+    if not await repository.update_password_hash(session, user_id, password_hash, tokens_valid_after_ms=cutoff):
         raise NotFound("no such user", code="user_not_found")
+    return cutoff
 
 
 async def change_password(
     session: AsyncSession, throttle: LoginGuard, user: User, *, current_password: str, new_password: str
-) -> None:
+) -> int:
     """The current password proves it is the user and not only their token; guesses count as
-    failed logins (a stolen token must not become a way around the login throttle)."""
+    failed logins (a stolen token must not become a way around the login throttle). Returns the
+    moment from which tokens are valid (set_password)."""
     await _throttled(throttle, user.email)
     if not await verify_password(user.password_hash, current_password):
         await throttle.record_failure(user.email)
         raise Forbidden("the current password is wrong", code="wrong_password")
     await throttle.record_success(user.email)
-    await set_password(session, user.id, new_password)
+    return await set_password(session, user.id, new_password)
 
 
 async def delete_user(session: AsyncSession, user_id: str) -> None:

@@ -5,6 +5,7 @@ from typing import Literal
 
 from memchat.chat.schemas import ChatRequest
 from memchat.errors import InvalidInput, PayloadTooLarge
+from memchat.security import TokenSubject
 from memchat.settings import LimitSettings
 from memchat.text import normalize
 
@@ -24,6 +25,9 @@ class TurnIntent:
     has_user_message: bool
     # The compatibility path's history: the client's messages, as (role, text).
     client_history: list[tuple[str, str]] = field(default_factory=list)
+    # When the login token was issued (ms): commit point 1 refuses it if the password changed since.
+    # None for an API key (checked when it was looked up).
+    token_issued_at_ms: int | None = None
 
 
 def read_intent(request: ChatRequest, user_id: str, idempotency_key: str | None, limits: LimitSettings) -> TurnIntent:
@@ -45,7 +49,7 @@ def read_intent(request: ChatRequest, user_id: str, idempotency_key: str | None,
             raise InvalidInput("the user message is empty", code="empty_message")
         kind = "edit" if request.message_id else "send"
     return TurnIntent(
-        user_id=user_id,
+        user_id=str(user_id),
         agent_id=request.agent_id,
         conversation_id=request.conversation_id,
         kind=kind,
@@ -57,4 +61,5 @@ def read_intent(request: ChatRequest, user_id: str, idempotency_key: str | None,
         client_history=[(m.role, m.text()) for m in request.messages if m.role != "system"]
         if request.agent_id is None
         else [],
+        token_issued_at_ms=user_id.issued_at_ms if isinstance(user_id, TokenSubject) else None,
     )

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from sqlalchemy.engine import Connection
 
-from memchat.auth.repository import user_exists
+from memchat.auth.repository import user_exists, user_token_cutoff
 from memchat.chat.intent import TurnIntent
 from memchat.clock import now_ms
 from memchat.conversations import messages
@@ -19,6 +19,7 @@ from memchat.db.engine import AnyRow
 from memchat.errors import Conflict, InvalidInput, NotFound, Unauthorized
 from memchat.memories.types import StoredMemory
 from memchat.models.message import REPLY_PENDING
+from memchat.security import check_token_current
 
 
 @dataclass(frozen=True)
@@ -70,6 +71,8 @@ def store_user_side(
 ) -> UserSide | StoredReply:
     """Steps 3-6 in one transaction: agent, conversation, user message, history, memories."""
     assert intent.agent_id is not None
+    if intent.token_issued_at_ms is not None:
+        _check_login_token(conn, intent.user_id, intent.token_issued_at_ms)
     found = conversations.agent_with_conversation(
         conn, user_id=intent.user_id, agent_id=intent.agent_id, conversation_id=intent.conversation_id
     )
@@ -90,6 +93,14 @@ def store_user_side(
         return message
     recent = messages.recent_messages(conn, conversation_id, limit=recent_limit, before_seq=message.seq)
     return UserSide(found, conversation_id, summary, message, recent, read_memories(conn, found.id))
+
+
+def _check_login_token(conn: Connection, user_id: str, issued_at_ms: int) -> None:
+    """The user exists and the token is from after their last password change (one primary-key read)."""
+    cutoff = user_token_cutoff(conn, user_id)
+    if cutoff is None:
+        raise Unauthorized("invalid token", code="invalid_token")  # a deleted user's token: 401, not 404
+    check_token_current(issued_at_ms, cutoff[0])
 
 
 def _turn_message(
