@@ -8,7 +8,7 @@ export function ErrorBanner({ error, title, onRetry }: { error: unknown; title?:
   return (
     <div className="error-banner" role="alert" data-testid="error-banner">
       <p className="error-main">
-        {title ? <strong>{title}：</strong> : null}
+        {title ? <strong>{t.common.labelled(title)}</strong> : null}
         <span className="error-text" data-testid="error-text">
           {text}
         </span>

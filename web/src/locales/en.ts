@@ -27,6 +27,7 @@ export const en: Messages = {
     close: "Close",
     copy: "Copy",
     copied: "Copied",
+    labelled: (label: string) => `${label}:`,
   },
   auth: {
     loginTitle: "Log in",

@@ -28,6 +28,8 @@ export const zhCN = {
     close: "关闭",
     copy: "复制",
     copied: "已复制",
+    /** A label before what it names: 「发送失败：」. */
+    labelled: (label: string) => `${label}：`,
   },
   auth: {
     loginTitle: "登录",
