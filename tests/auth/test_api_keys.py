@@ -9,7 +9,7 @@ import pytest
 from sqlalchemy import func, select, update
 
 from memchat.models import ApiKey
-from tests.conftest import Running, auth, chat, create_agent, signup
+from tests.conftest import Running, auth, chat, chat_body, create_agent, signup
 from tests.serve import Server, free_port, server_env
 from tests.upstream import DEFAULT_REPLY, TestUpstream
 
@@ -201,14 +201,8 @@ async def test_a_key_revoked_on_one_instance_is_refused_at_once_by_another(
             created = await client.post(f"{a.url}/api/keys", json={"name": "two"}, headers=auth(token))
             key = created.json()
             agent = (await client.post(f"{b.url}/api/agents", json={"name": "小林"}, headers=auth(key["key"]))).json()
-            turn = await client.post(
-                f"{b.url}/api/chat",
-                json={
-                    "agentId": agent["id"],
-                    "messages": [{"id": "m-1", "role": "user", "parts": [{"type": "text", "text": "你好"}]}],
-                },
-                headers=auth(key["key"]),
-            )
+            with_key = auth(key["key"])
+            turn = await client.post(f"{b.url}/api/chat", json=chat_body(agent["id"], "你好"), headers=with_key)
             assert turn.status_code == 200
             assert turn.text == DEFAULT_REPLY
 
@@ -217,14 +211,7 @@ async def test_a_key_revoked_on_one_instance_is_refused_at_once_by_another(
                 refused = await client.get(f"{b.url}{path}", headers=auth(key["key"]))
                 assert refused.status_code == 401
                 assert refused.json()["error"]["code"] == "invalid_api_key"
-            turn = await client.post(
-                f"{b.url}/api/chat",
-                json={
-                    "agentId": agent["id"],
-                    "messages": [{"id": "m-2", "role": "user", "parts": [{"type": "text", "text": "还在吗"}]}],
-                },
-                headers=auth(key["key"]),
-            )
+            turn = await client.post(f"{b.url}/api/chat", json=chat_body(agent["id"], "还在吗"), headers=with_key)
             assert turn.status_code == 401
             assert len(upstream.chat_requests) == 1
     finally:
