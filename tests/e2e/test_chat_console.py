@@ -411,3 +411,52 @@ def test_a_banner_says_when_the_demo_model_answers(browser: Any, demo_server: st
         expect(banner).to_contain_text("docs/providers.md")
     finally:
         context.close()
+
+
+def test_a_memory_from_the_stream_shows_in_the_side_panel(
+    logged_in: Any, server: Server, account: Account, upstream: Upstream, screenshots: Screenshots
+) -> None:
+    page = logged_in
+    agent_id = create_agent(server, account.token, "小雨")
+    _open_chat(page, agent_id)
+    upstream.script({"text": "记住了，不催你。"})
+    _send(page, "以后不要催我回消息")
+    expect(_messages(page).last).to_contain_text("记住了，不催你。")
+    # The turn's data-memory part put it there (data-live), with its type and importance.
+    live = page.locator("[data-testid=panel-memory][data-live=true]")
+    expect(live).to_have_count(1)
+    expect(live).to_contain_text("以后不要催我回消息")
+    expect(live).to_contain_text("边界")
+    # data-conversation: the stored summary and count.
+    expect(page.get_by_test_id("message-count")).to_have_text("2")
+    expect(page.get_by_test_id("summary")).to_contain_text("以后不要催我回消息")
+    with server.api(account.token) as api:
+        stored = api.get(f"/api/agents/{agent_id}/memories").json()["memories"]
+    assert [m["content"] for m in stored] == ["以后不要催我回消息"]
+
+
+def test_a_reply_streaming_during_a_reload_is_resumed(
+    logged_in: Any, server: Server, account: Account, upstream: Upstream
+) -> None:
+    page = logged_in
+    agent_id = create_agent(server, account.token, "小雨")
+    _open_chat(page, agent_id)
+    upstream.script({"deltas": ["第一段，", "第二段。"], "holdAfter": 1})
+    _send(page, "讲个故事")
+    expect(_assistant(page).last).to_contain_text("第一段，")
+
+    with page.expect_request(f"**/api/ui/chat/{agent_id}/stream") as resumed:
+        page.reload()
+    assert resumed.value.method == "GET"
+    # From the stream's first part: the text so far, once, still streaming.
+    reply = _assistant(page).last
+    expect(reply.get_by_test_id("message-text")).to_have_text("第一段，")
+    expect(reply).to_have_attribute("data-status", "streaming")
+    expect(page.get_by_test_id("stop")).to_be_visible()
+    upstream.release()
+    expect(reply.get_by_test_id("message-text")).to_have_text("第一段，第二段。")
+    expect(page.get_by_test_id("send")).to_be_visible()
+    stored = history(server, account.token, agent_id)
+    expect(_messages(page)).to_have_count(2)
+    expect(_assistant(page).last).to_have_attribute("data-message-id", stored[1]["id"])
+    assert [m["parts"][0]["text"] for m in stored] == ["讲个故事", "第一段，第二段。"]

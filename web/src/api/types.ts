@@ -32,6 +32,18 @@ export type MessageMeta = {
   status?: string;
   createdAtMs?: number;
   stored?: boolean;
+  /** From the UI message stream's `start` part: the stored user message this reply answers. */
+  userMessageId?: string | null;
+  conversationId?: string | null;
 };
 
-export type ChatMessage = UIMessage<MessageMeta>;
+/** A memory a turn changed, as the UI message stream's `data-memory` part carries it. */
+export type MemoryNote = { id: string; type: MemoryType; content: string; importance: number };
+
+/** The UI message stream's data parts (both transient: they reach onData, never a message). */
+export type ChatDataParts = {
+  memory: { action: string; memory: MemoryNote };
+  conversation: { conversationId: string | null; summary: string | null; messageCount: number | null };
+};
+
+export type ChatMessage = UIMessage<MessageMeta, ChatDataParts>;

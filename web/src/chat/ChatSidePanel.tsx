@@ -14,12 +14,14 @@ const PANEL_MEMORIES = 8;
 const MEMORY_SETTLE_MS = 1500;
 const GONE = new Set(["archived", "deleted"]);
 
+type PanelMemory = MemoryNote & { live?: boolean };
+
 /** The fetched memories with what the stream said since: new ones in, archived ones out, by importance. */
-function withLiveNotes(fetched: MemoryNote[], live: ChatDataParts["memory"][]): MemoryNote[] {
-  const byId = new Map(fetched.map((m) => [m.id, m]));
+function withLiveNotes(fetched: MemoryNote[], live: ChatDataParts["memory"][]): PanelMemory[] {
+  const byId = new Map<string, PanelMemory>(fetched.map((m) => [m.id, m]));
   for (const note of [...live].reverse()) {
     if (GONE.has(note.action)) byId.delete(note.memory.id);
-    else byId.set(note.memory.id, { ...byId.get(note.memory.id), ...note.memory });
+    else byId.set(note.memory.id, { ...byId.get(note.memory.id), ...note.memory, live: true });
   }
   const fresh = new Set(live.map((n) => n.memory.id));
   // Stable: the server's order (importance, then most recent) within one importance, new ones first.
@@ -132,7 +134,7 @@ export function ChatSidePanel({
       {shownMemories?.length === 0 ? <p className="muted">{t.chat.noMemories}</p> : null}
       <ul className="panel-memories" data-testid="panel-memories">
         {shownMemories?.slice(0, PANEL_MEMORIES).map((memory) => (
-          <li key={memory.id} data-testid="panel-memory">
+          <li key={memory.id} data-testid="panel-memory" data-live={memory.live ? "true" : undefined}>
             <span className={`tag type-${memory.type}`}>{t.memoryTypes[memory.type]}</span>
             <ImportanceStars value={memory.importance} />
             <span className="panel-memory-text">{memory.content}</span>
