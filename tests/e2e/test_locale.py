@@ -87,3 +87,37 @@ def test_switch_to_english_and_back(page: Any, account: Account, screenshots: Sc
     page.get_by_test_id("language-switch").select_option("zh-CN")
     expect(page.get_by_role("heading", name="我的智能体")).to_be_visible()
     assert page.evaluate("localStorage.getItem('memchat.locale')") == "zh-CN"
+
+
+def test_every_console_page_reads_in_english(logged_in: Any, server: Server, account: Account) -> None:
+    page = logged_in
+    page.evaluate("localStorage.setItem('memchat.locale', 'en')")
+    agent_id = create_agent(server, account.token, "Rain", profile={"chemistry": "78"})
+    with server.api(account.token) as api:
+        api.post(
+            f"/api/agents/{agent_id}/memories", json={"type": "preference", "content": "likes cats", "importance": 4}
+        ).raise_for_status()
+        api.post("/api/keys", json={"name": "script"}).raise_for_status()
+
+    pages = {
+        "/": "My agents",
+        "/agents/new": "New agent",
+        f"/agents/{agent_id}/edit": "Edit agent",
+        f"/agents/{agent_id}/memories": "Rain's memories",
+        "/account": "My account",
+        "/keys": "API keys",
+        "/no/such/page": "Not found.",
+    }
+    for path, heading in pages.items():
+        page.goto(path)
+        expect(page.get_by_role("heading", name=heading, exact=True)).to_be_visible()
+        expect(page.get_by_text("Loading…")).to_have_count(0)
+        for part in ("header", "main"):
+            text = page.locator(part).inner_text()
+            # 中文 names the other language in itself; the profile's prompt format quotes 心动值.
+            text = text.replace("中文", "").replace("心动值", "")
+            assert not HAN.search(text), f"{path}: Chinese in the English {part}: {text!r}"
+    page.goto(f"/agents/{agent_id}/memories")
+    page.get_by_test_id("memory-card").get_by_test_id("memory-history-toggle").click()
+    expect(page.get_by_test_id("memory-event-kind")).to_have_text("Added by hand")
+    assert not HAN.search(page.locator("main").inner_text())
