@@ -49,7 +49,7 @@ class Server:
             stderr=subprocess.STDOUT,
         )
         async with httpx.AsyncClient() as client:
-            for _ in range(400):  # bounded wait for the port to answer
+            for _ in range(1200):  # bounded wait for the port to answer (a loaded machine starts slowly)
                 if self.process.poll() is not None:
                     raise RuntimeError(self.log.read_text())
                 try:

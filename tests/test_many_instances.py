@@ -20,13 +20,16 @@ from tests.conftest import auth, chat_body, create_agent, race_while_held, signu
 from tests.serve import Server, free_port, server_env
 from tests.upstream import Reply, TestUpstream
 
+REDIS = {"MEMCHAT_REDIS_URL": "redis://127.0.0.1:6379/0"}
+
 
 @asynccontextmanager
 async def started(
     postgres_url: str, upstream: TestUpstream, tmp_path: Path, count: int = 2, **env: str
 ) -> AsyncIterator[list[Server]]:
-    """`count` `memchat serve` processes on one PostgreSQL database."""
-    base = server_env(postgres_url, upstream, tmp_path)
+    """`count` `memchat serve` processes on one PostgreSQL database, sharing Redis (without it the
+    second would refuse to start: test_a_second_instance_without_redis_refuses_to_start)."""
+    base = server_env(postgres_url, upstream, tmp_path, **REDIS)
     servers = [Server({**base, **env}, free_port(), tmp_path / f"server-{n}.log") for n in range(count)]
     try:
         for server in servers:
@@ -156,9 +159,6 @@ async def first_user(server: Server) -> tuple[str, dict[str, object]]:
     async with httpx.AsyncClient(base_url=server.url, timeout=30) as bound:
         token = await signup(bound)
         return token, await create_agent(bound, token)
-
-
-REDIS = {"MEMCHAT_REDIS_URL": "redis://127.0.0.1:6379/0"}
 
 
 async def test_the_chat_rate_limit_holds_across_instances_with_redis(
@@ -315,3 +315,28 @@ async def test_a_reply_streamed_by_one_instance_is_resumed_and_stopped_through_a
     async with db.read() as session:
         reply = (await session.execute(select(Message).where(Message.id == parts[0]["messageId"]))).scalar_one()
     assert (reply.status, reply.content) == ("stopped", shown)
+
+
+async def test_a_second_instance_without_redis_refuses_to_start(
+    postgres_url: str, upstream: TestUpstream, tmp_path: Path
+) -> None:
+    alone = server_env(postgres_url, upstream, tmp_path)
+    first = Server(alone, free_port(), tmp_path / "first.log")
+    await first.start()
+    try:
+        for env, name in ((alone, "second"), ({**alone, **REDIS}, "with-redis")):
+            second = Server(env, free_port(), tmp_path / f"{name}.log")
+            with pytest.raises(RuntimeError, match="MEMCHAT_REDIS_URL"):
+                await second.start()
+            assert second.process is not None
+            assert second.process.wait(timeout=30) != 0
+        # the first one was never disturbed
+        async with httpx.AsyncClient(base_url=first.url, timeout=30) as client:
+            assert (await client.get("/healthz")).status_code == 200
+        # killed, it is not in the way of the next start (a restart after a crash)
+        first.kill()
+        again = Server(alone, free_port(), tmp_path / "again.log")
+        await again.start()
+        again.stop()
+    finally:
+        first.stop()

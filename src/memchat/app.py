@@ -1,6 +1,7 @@
 """create_app(settings) -> FastAPI: routers, the one error handler, the lifespan."""
 
 import asyncio
+import contextlib
 import gc
 import logging
 from collections.abc import AsyncIterator
@@ -26,12 +27,14 @@ from memchat.chat.after_turn import recover_unfinished_turns, watch_leases
 from memchat.chat.router import router as chat_router
 from memchat.chat.services import ChatServices
 from memchat.chat.streams import LocalTurnStreams
+from memchat.clock import now_ms
 from memchat.conversations.router import router as conversations_router
 from memchat.db.engine import Database, ReadOnlyDatabase, create_database
 from memchat.db.errors import is_busy, is_unavailable
 from memchat.db.migrate import is_up_to_date, upgrade
 from memchat.errors import MemchatError
 from memchat.imports.router import router as imports_router
+from memchat.instances import SharedStateRequired, register_instance, unregister_instance
 from memchat.limits import BodySizeLimit
 from memchat.llm.client import LLMClient
 from memchat.llm.setup import build_llm
@@ -40,6 +43,8 @@ from memchat.mcp_tools.tools import McpParts
 from memchat.memories.pipeline import MemoryPipeline
 from memchat.memories.router import router as memories_router
 from memchat.memories.semantic import MemoryEmbeddings, build_memory_embeddings
+from memchat.openai_compat.errors import install_openai_error_shape
+from memchat.openai_compat.router import router as openai_router
 from memchat.schemas import CamelModel
 from memchat.security import TokenCodec, resolve_jwt_secret
 from memchat.settings import Settings
@@ -194,6 +199,17 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             local_model=local_server,
         )
         app.state.memchat = state
+        if db.engine.dialect.name == "postgresql":
+            lease_ms = int(settings.limits.turn_lease_s * 1000)
+            chat = state.chat
+            try:
+                await db.run_write(
+                    register_instance, chat.instance_id, shared=shared is not None, now_ms=now_ms(), lease_ms=lease_ms
+                )
+            except SharedStateRequired as exc:
+                log.error("memchat cannot start: %s", exc)
+                raise
+            chat.registered = True
         try:
             await recover_unfinished_turns(db, state.chat.memory)
         except DBAPIError:
@@ -214,6 +230,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 yield
         finally:
             leases.cancel()
+            if state.chat.registered:
+                with contextlib.suppress(DBAPIError):
+                    await db.run_write(unregister_instance, state.chat.instance_id)
             stops.cancel()
             await state.background.drain()
             await state.chat.llm.aclose()
@@ -233,6 +252,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         redoc_url=None,
     )
     install_error_handlers(app)
+    install_openai_error_shape(app)  # under /v1, the same handlers answer OpenAI's error shape
     install_api_docs(app)
 
     @app.get("/healthz", tags=["health"])
@@ -261,6 +281,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         imports_router,
         memories_router,
         chat_router,
+        openai_router,
     ):
         app.include_router(router)
     app.router.routes.append(mcp.route())

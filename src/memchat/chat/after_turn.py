@@ -17,6 +17,7 @@ from memchat.chat.services import ChatServices
 from memchat.clock import now_ms
 from memchat.conversations import messages
 from memchat.db.engine import Database
+from memchat.instances import seen
 from memchat.memories.extraction import backfill_vectors, extract_safely, run_extraction
 from memchat.memories.pipeline import MemoryPipeline
 from memchat.memories.rules import extract_candidate_memories
@@ -90,6 +91,8 @@ async def watch_leases(services: ChatServices) -> None:
         await asyncio.sleep(lease_s / 3)
         rounds += 1
         try:
+            if services.registered:
+                await services.db.run_write(seen, services.instance_id, now_ms=now_ms())
             if services.active_turns:
                 until = now_ms() + int(lease_s * 1000)
                 ids = sorted(services.active_turns)

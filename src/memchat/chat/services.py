@@ -28,4 +28,6 @@ class ChatServices:
     # The turns this process streams or stores now: their leases are renewed together.
     active_turns: set[str] = field(default_factory=set)
     # This process, as the owner of the turns it answers (messages.turn_owner).
+    # on PostgreSQL: this process's row in `instances` (memchat.instances), refreshed with the leases
+    registered: bool = False
     instance_id: str = field(default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}")
