@@ -163,6 +163,8 @@ def test_stop_then_regenerate_the_last_reply(
     upstream.release()
     page.reload()
     expect(_messages(page).last.get_by_test_id("message-text")).to_have_text("第一段")
+    expect(_messages(page).last).to_have_attribute("data-status", "stopped")
+    expect(_messages(page).last).to_contain_text("已停止")
 
     upstream.script({"text": "换个说法：从前有座山。"})
     with page.expect_request("**/api/ui/chat") as sent:

@@ -64,7 +64,7 @@ const components: Components = {
 };
 
 /** Re-parses only when the text changes (each streamed delta), not on every render of the list. */
-export const Markdown = memo(function Markdown({ text }: { text: string }) {
+const Markdown = memo(function Markdown({ text }: { text: string }) {
   return (
     <div className="markdown">
       <ReactMarkdown remarkPlugins={remarkPlugins} rehypePlugins={rehypePlugins} components={components}>
@@ -73,3 +73,5 @@ export const Markdown = memo(function Markdown({ text }: { text: string }) {
     </div>
   );
 });
+
+export default Markdown;

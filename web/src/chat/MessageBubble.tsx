@@ -1,10 +1,13 @@
-import { useState, type KeyboardEvent } from "react";
+import { lazy, Suspense, useState, type KeyboardEvent } from "react";
 import type { ChatMessage } from "../api/types";
 import { formatTime } from "../format";
 import { t } from "../i18n";
 import { CopyButton } from "./CopyButton";
 import { messageText } from "./history";
-import { Markdown } from "./Markdown";
+
+// The markdown renderer and highlighter are a chunk of their own, loaded with the first reply:
+// the rest of the console does not wait for them. Until then a reply shows as plain text.
+const Markdown = lazy(() => import("./Markdown"));
 
 export function MessageBubble({
   message,
@@ -50,6 +53,7 @@ export function MessageBubble({
         <span>{message.role === "user" ? t.chat.you : agentName}</span>
         {message.metadata?.createdAtMs ? <time>{formatTime(message.metadata.createdAtMs)}</time> : null}
         {status === "incomplete" ? <span className="tag warn">{t.chat.incomplete}</span> : null}
+        {status === "stopped" ? <span className="tag">{t.chat.stopped}</span> : null}
       </div>
       {editing ? (
         <form
@@ -79,7 +83,13 @@ export function MessageBubble({
         </form>
       ) : (
         <div className="bubble" data-testid="message-text">
-          {message.role === "assistant" ? <Markdown text={text} /> : text}
+          {message.role === "assistant" ? (
+            <Suspense fallback={<div className="plain-reply">{text}</div>}>
+              <Markdown text={text} />
+            </Suspense>
+          ) : (
+            text
+          )}
           {streaming ? <span className="cursor" aria-hidden="true" /> : null}
         </div>
       )}

@@ -114,6 +114,7 @@ export const zhCN = {
     editAgent: "编辑智能体",
     messageNotFound: "找不到这条消息（可能已被重新生成替换）。",
     placeholderTouch: "输入消息",
+    stopped: "已停止",
     copyReply: "复制回复",
     copyCode: "复制代码",
     code: "代码",
