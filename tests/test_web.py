@@ -17,14 +17,20 @@ UNKNOWN_API_PATHS = [
     "/api/agents/",  # no redirect to /api/agents: a trailing slash is another path
     "/v1",
     "/v1/nonexistent",
-    "/v1/chat/completions",
+    "/v1/chat/completion",
 ]
 
 
 def assert_not_found(response: httpx.Response, method: str, path: str) -> None:
+    """memchat's error shape; under /v1, OpenAI's (openai_compat.errors)."""
     assert response.status_code == 404, (method, path, response.status_code, response.text[:200])
     assert response.headers["content-type"] == "application/json"
-    assert response.json() == {"error": {"code": "not_found", "message": f"no such route: {method} {path}"}}
+    message = f"no such route: {method} {path}"
+    if path == "/v1" or path.startswith("/v1/"):
+        error = {"message": message, "type": "invalid_request_error", "param": None, "code": "not_found"}
+        assert response.json() == {"error": error}
+    else:
+        assert response.json() == {"error": {"code": "not_found", "message": message}}
 
 
 @pytest.fixture
@@ -52,6 +58,8 @@ async def test_a_known_api_path_with_a_wrong_method_stays_405(console: Running) 
         ("DELETE", "/api/auth/login"),
         ("GET", "/api/chat"),
         ("PUT", "/api/agents/some-id"),
+        ("GET", "/v1/chat/completions"),
+        ("POST", "/v1/models"),
     ]:
         response = await console.client.request(method, path)
         assert response.status_code == 405, (method, path)
