@@ -198,3 +198,22 @@ async def test_digest_summary_over_an_imported_conversation(serve: Serve) -> Non
     assert summary.startswith(NOTE + "别叫我宝贝，我不喜欢。")
     assert summary.count("第39天的事情") == 1
     assert "第0天的事情" not in summary
+
+
+async def test_imported_memories_carry_the_time_the_user_said_them(serve: Serve) -> None:
+    running = await serve(memory_extractor="embeddings")
+    token = await signup(running.client)
+    agent_id = (await create_agent(running.client, token))["id"]
+    said = "2024-03-01T02:00:00Z"  # a Friday, 10:00 in Asia/Shanghai
+    body = {
+        "messages": [
+            {"role": "user", "content": "我下周三面试", "timestamp": said},
+            {"role": "assistant", "content": "加油！"},
+        ]
+    }
+    started = (await _post(running, token, agent_id, body)).json()
+    assert (await _finished(running, token, agent_id, started["id"]))["state"] == "done"
+    memories = (await running.client.get(f"/api/agents/{agent_id}/memories", headers=auth(token))).json()
+    [memory] = memories["memories"]
+    assert memory["validFromMs"] == 1_709_258_400_000
+    assert memory["eventDate"] == "2024-03-06"  # 下周三 from the day it was said, not from today
