@@ -1,9 +1,10 @@
-import { useRef, useState } from "react";
+import { useState } from "react";
 import { createMemory, listMemories, updateMemory } from "../api/agents";
 import { ApiError } from "../api/errors";
 import { MEMORY_TYPES, type Memory, type MemoryStatus, type MemoryType } from "../api/types";
 import { downloadJson } from "../download";
 import { t } from "../i18n";
+import { JsonFileButton } from "./JsonFileButton";
 
 /** The file format: what `importMemories` reads back. */
 export const MEMORY_EXPORT_FORMAT = "memchat.memories.v1";
@@ -89,7 +90,6 @@ export function MemoryTransfer({
   onImported: () => void;
   onError: (error: unknown) => void;
 }) {
-  const fileInput = useRef<HTMLInputElement>(null);
   const [busy, setBusy] = useState(false);
   const [notice, setNotice] = useState<string | null>(null);
 
@@ -123,21 +123,7 @@ export function MemoryTransfer({
       <button type="button" disabled={busy} onClick={() => void run(() => exportMemories(agentId, agentName))} data-testid="memory-export">
         {t.memories.export}
       </button>
-      <button type="button" disabled={busy} onClick={() => fileInput.current?.click()} data-testid="memory-import">
-        {t.memories.import}
-      </button>
-      <input
-        ref={fileInput}
-        type="file"
-        accept="application/json,.json"
-        hidden
-        data-testid="memory-import-file"
-        onChange={(e) => {
-          const file = e.target.files?.[0];
-          e.target.value = "";
-          if (file) void importFile(file);
-        }}
-      />
+      <JsonFileButton label={t.memories.import} disabled={busy} onFile={(file) => void importFile(file)} testId="memory-import" />
       {notice ? (
         <span className="muted small" role="status" data-testid="memory-import-result">
           {notice}

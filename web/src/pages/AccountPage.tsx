@@ -4,6 +4,7 @@ import { useAuth } from "../auth";
 import { ErrorBanner } from "../components/ErrorBanner";
 import { downloadJson } from "../download";
 import { t } from "../i18n";
+import { useAction } from "../useAction";
 
 export function AccountPage() {
   const { user } = useAuth();
@@ -24,26 +25,19 @@ function PasswordForm() {
   const { renew } = useAuth();
   const [current, setCurrent] = useState("");
   const [next, setNext] = useState("");
-  const [error, setError] = useState<unknown>(null);
   const [done, setDone] = useState(false);
-  const [busy, setBusy] = useState(false);
+  const action = useAction();
 
   const submit = async (event: FormEvent) => {
     event.preventDefault();
-    setBusy(true);
-    setError(null);
     setDone(false);
-    try {
+    await action.run(async () => {
       const token = await changePassword(current, next);
       if (token) renew(token);
       setCurrent("");
       setNext("");
       setDone(true);
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
+    });
   };
 
   return (
@@ -73,14 +67,14 @@ function PasswordForm() {
           onChange={(e) => setNext(e.target.value)}
         />
       </label>
-      <ErrorBanner error={error} />
+      <ErrorBanner error={action.error} />
       {done ? (
         <p className="success" role="status" data-testid="password-changed">
           {t.account.passwordChanged}
         </p>
       ) : null}
       <div className="form-actions">
-        <button type="submit" className="primary" disabled={busy}>
+        <button type="submit" className="primary" disabled={action.busy}>
           {t.account.changePassword}
         </button>
       </div>
@@ -89,27 +83,19 @@ function PasswordForm() {
 }
 
 function ExportSection() {
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
-  const run = async () => {
-    setBusy(true);
-    setError(null);
-    try {
+  const action = useAction();
+  const exportNow = () =>
+    action.run(async () => {
       const data = await exportAccount();
       downloadJson(`memchat-export-${new Date().toISOString().slice(0, 10)}.json`, data);
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  };
+    });
   return (
     <div className="card settings-section">
       <h2>{t.account.exportTitle}</h2>
       <p className="muted">{t.account.exportHint}</p>
-      <ErrorBanner error={error} />
+      <ErrorBanner error={action.error} />
       <div>
-        <button type="button" disabled={busy} onClick={() => void run()} data-testid="account-export">
+        <button type="button" disabled={action.busy} onClick={() => void exportNow()} data-testid="account-export">
           {t.account.export}
         </button>
       </div>
@@ -120,22 +106,16 @@ function ExportSection() {
 function DeleteSection({ email }: { email: string }) {
   const { logout } = useAuth();
   const [typed, setTyped] = useState("");
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
+  const action = useAction();
   const confirmed = email !== "" && typed.trim().toLowerCase() === email.toLowerCase();
 
   const submit = async (event: FormEvent) => {
     event.preventDefault();
     if (!confirmed) return;
-    setBusy(true);
-    setError(null);
-    try {
+    await action.run(async () => {
       await deleteAccount();
       logout();
-    } catch (err) {
-      setError(err);
-      setBusy(false);
-    }
+    });
   };
 
   return (
@@ -153,9 +133,9 @@ function DeleteSection({ email }: { email: string }) {
           onChange={(e) => setTyped(e.target.value)}
         />
       </label>
-      <ErrorBanner error={error} />
+      <ErrorBanner error={action.error} />
       <div className="form-actions">
-        <button type="submit" className="danger solid" disabled={!confirmed || busy} data-testid="delete-account">
+        <button type="submit" className="danger solid" disabled={!confirmed || action.busy} data-testid="delete-account">
           {t.account.deleteAccount}
         </button>
       </div>

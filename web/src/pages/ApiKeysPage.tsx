@@ -4,41 +4,32 @@ import { ConfirmButton } from "../components/ConfirmButton";
 import { ErrorBanner } from "../components/ErrorBanner";
 import { formatTime } from "../format";
 import { t } from "../i18n";
+import { useAction } from "../useAction";
 import { useResource } from "../useResource";
 
 export function ApiKeysPage() {
   const keys = useResource("api-keys", listKeys);
   const [name, setName] = useState("");
   const [created, setCreated] = useState<ApiKeyCreated | null>(null);
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
+  const creating = useAction();
+  const revoking = useAction();
 
   const submit = async (event: FormEvent) => {
     event.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
+    await creating.run(async () => {
       const key = await createKey(name.trim());
       setCreated(key);
       setName("");
       keys.setData((list) => [key, ...(list ?? [])]);
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
+    });
   };
 
-  const revoke = async (key: ApiKey) => {
-    setError(null);
-    try {
+  const revoke = (key: ApiKey) =>
+    revoking.run(async () => {
       await deleteKey(key.id);
       keys.setData((list) => list?.filter((k) => k.id !== key.id));
       if (created?.id === key.id) setCreated(null);
-    } catch (err) {
-      setError(err);
-    }
-  };
+    });
 
   return (
     <section className="page narrow">
@@ -57,13 +48,14 @@ export function ApiKeysPage() {
               onChange={(e) => setName(e.target.value)}
             />
           </label>
-          <button type="submit" className="primary" disabled={busy || !name.trim()} data-testid="key-create">
+          <button type="submit" className="primary" disabled={creating.busy || !name.trim()} data-testid="key-create">
             {t.apiKeys.create}
           </button>
         </div>
         {created ? <NewKey created={created} /> : null}
       </form>
-      <ErrorBanner error={error ?? keys.error} onRetry={keys.error ? () => void keys.reload() : undefined} />
+      <ErrorBanner error={creating.error ?? revoking.error} />
+      <ErrorBanner error={keys.error} onRetry={() => void keys.reload()} />
       {keys.loading && !keys.data ? <p className="muted">{t.common.loading}</p> : null}
       {keys.data?.length === 0 ? <p className="empty">{t.apiKeys.empty}</p> : null}
       <ul className="key-list" data-testid="key-list">
@@ -77,7 +69,7 @@ export function ApiKeysPage() {
             <ConfirmButton
               label={t.apiKeys.revoke}
               question={t.apiKeys.revokeConfirm(key.name)}
-              onConfirm={() => revoke(key)}
+              onConfirm={async () => void (await revoke(key))}
               testId="key-revoke"
             />
           </li>
