@@ -13,6 +13,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.types import TextContent
 
 from tests.conftest import Running, auth, chat, create_agent, signup
+from tests.memories.support import Serve, serve_fixture  # noqa: F401
 from tests.serve import Server, free_port, server_env
 from tests.upstream import DEFAULT_REPLY, TestUpstream
 
@@ -337,3 +338,33 @@ async def test_one_mcp_session_is_answered_by_any_instance(
     finally:
         for server in servers:
             server.stop()
+
+
+async def test_search_with_ranked_recall_is_the_prompts_choice_by_similarity(
+    serve: Serve, upstream: TestUpstream
+) -> None:
+    """MEMCHAT_MEMORY_RECALL=ranked with the local embedder: boundaries first, then importance, recency
+    and similarity to the query, exactly the memories (and order) a turn with that text injects."""
+    # a generous embedding timeout: on a loaded machine the 1 s default can drop similarity (by design)
+    running = await serve(memory_recall="ranked", memory_injection_limit=3, memory_recall_timeout_s=60)
+    token = await signup(running.client)
+    agent = await create_agent(running.client, token)
+    async with mcp_session(running, token) as session:
+        tools = Tools(session)
+        for type_, content, importance in [
+            ("boundary", "我不想聊工作", 2),
+            ("preference", "我养了一只橘猫，叫橙子", 3),
+            ("preference", "我喜欢看恐怖电影", 5),
+            ("conversation_style", "说话简短一点", 4),
+            ("preference", "我喜欢吃火锅", 3),
+        ]:
+            await tools.call("add_memory", agent_id=agent["id"], type=type_, content=content, importance=importance)
+        assert (await chat(running, token, agent["id"], "你好")).status_code == 200  # the memories get vectors
+        question = "橙子最近不爱吃饭怎么办"
+        searched = await tools.call("search_memories", agent_id=agent["id"], query=question)
+    found = [m["content"] for m in searched["memories"]]
+    assert found == ["我不想聊工作", "我养了一只橘猫，叫橙子", "我喜欢看恐怖电影"]
+    assert (await chat(running, token, agent["id"], question)).status_code == 200
+    system = upstream.chat_requests[-1]["messages"][0]["content"]
+    injected = [line.split("] ", 1)[1] for line in system.split("\n") if line.startswith("- [")]
+    assert injected == found
