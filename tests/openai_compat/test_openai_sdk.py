@@ -244,3 +244,18 @@ async def test_an_api_client_with_httpx_gets_the_same_turn(running: Running, use
     response = await running.client.post("/v1/chat/completions", json=body, headers=auth(user_token))
     assert response.status_code == 200
     assert response.json()["choices"][0]["message"] == {"role": "assistant", "content": DEFAULT_REPLY, "refusal": None}
+
+
+async def test_an_api_key_is_an_openai_api_key(running: Running, user_token: str, upstream: TestUpstream) -> None:
+    agent = await create_agent(running.client, user_token)
+    made = await running.client.post("/api/keys", json={"name": "sdk"}, headers=auth(user_token))
+    key = made.json()["key"]
+    async with sdk(running, key) as client:
+        assert [m.id async for m in client.models.list()] == [agent["id"]]
+        reply = await client.chat.completions.create(model=agent["id"], messages=[{"role": "user", "content": "你好"}])
+        assert reply.choices[0].message.content == DEFAULT_REPLY
+        deleted = await running.client.delete(f"/api/keys/{made.json()['id']}", headers=auth(user_token))
+        assert deleted.status_code == 204
+        with pytest.raises(openai.AuthenticationError):
+            await client.chat.completions.create(model=agent["id"], messages=[{"role": "user", "content": "还在吗"}])
+    assert len(upstream.chat_requests) == 1
