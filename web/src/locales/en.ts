@@ -175,7 +175,6 @@ export const en: Messages = {
     archivedToast: (n: number) => `Archived ${n} ${n === 1 ? "memory" : "memories"}.`,
     restoredToast: (n: number) => `Restored ${n} ${n === 1 ? "memory" : "memories"}.`,
     deletedToast: (n: number) => `Deleted ${n} ${n === 1 ? "memory" : "memories"}.`,
-    undone: "Undone.",
     export: "Export JSON",
     import: "Import JSON",
     importDone: (added: number, skipped: number) =>

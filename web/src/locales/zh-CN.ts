@@ -178,7 +178,6 @@ export const zhCN = {
     archivedToast: (n: number) => `已归档 ${n} 条记忆。`,
     restoredToast: (n: number) => `已恢复 ${n} 条记忆。`,
     deletedToast: (n: number) => `已删除 ${n} 条记忆。`,
-    undone: "已撤销。",
     export: "导出 JSON",
     import: "导入 JSON",
     importDone: (added: number, skipped: number) => `导入了 ${added} 条记忆，跳过 ${skipped} 条（重复或无效）。`,
