@@ -10,6 +10,7 @@ from memchat.chat.digest_summary import (
     EARLIER,
     MAX_NOTES,
     NOTE,
+    NOTES_MAX_CHARS,
     USER,
     build_digest_summary,
     important_sentences,
@@ -102,6 +103,19 @@ def test_notes_are_kept_once_and_at_most_ten() -> None:
     newest = int(re.findall(r"\d+", notes[-1])[0])
     assert notes == [NOTE + f"记住我第{i}个习惯。" for i in range(newest - MAX_NOTES + 1, newest + 1)]
     assert USER + f"记住我第{newest + 1}个习惯。" in summary  # the next one is still in the window
+
+
+def test_notes_keep_at_most_half_and_the_newest_turn_stays() -> None:
+    summary: str | None = None
+    for i in range(30):
+        marked = f"记住，第{i}件事对我很重要，" + "因为它关系到我的生活和工作" * 7 + "。"
+        summary = build_digest_summary(summary, marked + "闲聊" * 60, "好的。" + "嗯" * 150)
+    summary = build_digest_summary(summary, "最后一句", "收到。")
+    notes = [line for line in summary.split("\n") if line.startswith(NOTE)]
+    assert len(notes) < MAX_NOTES  # ten of these would be over half
+    assert 0 < len("\n".join(notes)) <= NOTES_MAX_CHARS
+    assert len(summary) <= SUMMARY_MAX_CHARS
+    assert summary.endswith("用户：最后一句\nAgent：收到。")
 
 
 def test_a_v1_summary_from_before_the_switch_becomes_its_last_sentences() -> None:

@@ -12,7 +12,8 @@ an item is folded to one space, so no item spans two lines):
 Each turn is added once, when it is stored (a regenerated reply replaces its turn's lines). When
 the whole is over 1600 characters the oldest turns leave first, whole; the important sentences of
 a leaving user message (boundaries such as 别叫我宝贝 / 不要…, facts such as 我叫… / 我住在…,
-anything said with 记住 / 以后) stay as 用户交代 lines, the newest 10 of them.
+anything said with 记住 / 以后) stay as 用户交代 lines: the newest 10 of them, within half the
+summary (the other half is always the newest turns).
 """
 
 import re
@@ -27,6 +28,7 @@ EARLIER = "早前："
 MESSAGE_MAX_CHARS = 200
 NOTE_MAX_CHARS = 120
 MAX_NOTES = 10
+NOTES_MAX_CHARS = SUMMARY_MAX_CHARS // 2
 EARLIER_MAX_CHARS = 300
 
 _PREFIXES = (NOTE, USER, AGENT, EARLIER)
@@ -67,15 +69,17 @@ def build_digest_summary(previous_summary: str | None, user_text: str | None, as
     reply = _clip(assistant_text, MESSAGE_MAX_CHARS)
     if reply:
         lines.append(AGENT + reply)
-    while lines and _length(notes, lines) > SUMMARY_MAX_CHARS:
+    # Notes keep at most half the summary, so the newest turns always have the other half.
+    while _length(notes, lines) > SUMMARY_MAX_CHARS or _length(notes, []) > NOTES_MAX_CHARS:
+        if notes and (_length(notes, []) > NOTES_MAX_CHARS or not lines):
+            notes.pop(0)
+            continue
         leaving = lines.pop(0)
         if leaving.startswith(USER):
             if lines and lines[0].startswith(AGENT):
                 lines.pop(0)  # a turn leaves whole
             for sentence in important_sentences(leaving.removeprefix(USER)):
                 notes = _add_note(notes, sentence)
-    while notes and _length(notes, lines) > SUMMARY_MAX_CHARS:
-        notes.pop(0)
     return "\n".join([NOTE + n for n in notes] + lines)
 
 
