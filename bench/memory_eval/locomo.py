@@ -149,6 +149,8 @@ async def run_extractor(
             "chat_rate_limit_per_minute": 0,
             "memory_extractor": extractor,
             "memory_recall": args.recall,
+            # a loaded machine must not turn similarity off (the turn's 1 s bound is for live chat)
+            "memory_recall_timeout_s": 60.0,
             "web_dist_dir": Path(tmp) / "no-console",
             "gc_freeze_on_start": False,
         }
