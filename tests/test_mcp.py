@@ -273,6 +273,11 @@ async def test_no_token_or_a_bad_one_is_refused(running: Running) -> None:
     assert (await running.client.delete("/api/me", headers=auth(token))).status_code == 204
     deleted = await _tools_list(running, token)  # a valid signature, but no such user any more
     assert deleted.status_code == 401
+    listen = await running.client.get(
+        "/mcp", headers={"Accept": "text/event-stream"} | auth(await signup(running.client))
+    )
+    assert listen.status_code == 405  # no server-to-client stream to hold open
+    assert listen.json()["error"]["code"] == "method_not_allowed"
     with pytest.raises(ExceptionGroup) as refused:
         async with mcp_session(running, "not-a-token"):
             pass

@@ -6,7 +6,8 @@ any route); the caller then rides in the ASGI scope to the tools (`tools.caller`
 
 The SDK runs stateless: no MCP session lives in one process's memory, so any instance answers any
 request (clients of the 2026-07-28 protocol are sessionless anyway; older ones get no
-`Mcp-Session-Id`). Replies are plain JSON, not SSE: no tool streams. The SDK's DNS-rebinding
+`Mcp-Session-Id`, and GET, which would open a stream for server-initiated messages, is a 405).
+Replies are plain JSON, not SSE: no tool streams. The SDK's DNS-rebinding
 guard (a Host allowlist of localhost) is off: it protects servers that trust whoever can reach
 them, and every request here needs a bearer credential, which a rebinding page does not have.
 """
@@ -16,6 +17,7 @@ from contextlib import asynccontextmanager
 
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.datastructures import Headers
+from starlette.exceptions import HTTPException
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -65,5 +67,9 @@ class McpEndpoint:
         app, parts = self._app, self._parts
         if app is None or parts is None:
             raise ServiceUnavailable("the MCP server is not running", code="mcp_unavailable")
+        if scope["method"] == "GET":
+            # The SDK would hold a server-to-client SSE stream open that, with no sessions, nothing
+            # ever writes to; the protocol lets a server without one answer 405.
+            raise HTTPException(405, "no server-to-client stream: POST MCP messages here", {"Allow": "POST"})
         user = await authenticate_bearer(parts.db, parts.tokens, parts.background, _bearer_token(scope))
         await app({**scope, CALLER_KEY: Caller(user.id, parts)}, receive, send)
