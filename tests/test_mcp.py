@@ -1,5 +1,9 @@
 """/mcp: a real MCP client session (the `mcp` SDK over streamable HTTP) against memchat on uvicorn."""
 
+import asyncio
+import contextlib
+import io
+import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -17,6 +21,7 @@ from tests.memories.support import Serve, serve_fixture  # noqa: F401
 from tests.serve import Server, free_port, server_env
 from tests.upstream import DEFAULT_REPLY, TestUpstream
 
+CLIENTS_MD = Path(__file__).resolve().parents[1] / "docs" / "clients.md"
 TOOLS = {
     "list_agents",
     "search_memories",
@@ -373,3 +378,27 @@ async def test_search_with_ranked_recall_is_the_prompts_choice_by_similarity(
     system = upstream.chat_requests[-1]["messages"][0]["content"]
     injected = [line.split("] ", 1)[1] for line in system.split("\n") if line.startswith("- [")]
     assert injected == found
+
+
+def _documented_example() -> str:
+    section = CLIENTS_MD.read_text().split("\n## MCP\n", 1)[1]
+    match = re.search(r"```python\n(.*?)```", section, re.S)
+    assert match is not None
+    return match.group(1)
+
+
+async def test_the_documented_example_runs_as_written(running: Running, monkeypatch: pytest.MonkeyPatch) -> None:
+    token = await signup(running.client)
+    agent = await create_agent(running.client, token)
+    key = (await running.client.post("/api/keys", json={"name": "docs"}, headers=auth(token))).json()["key"]
+    monkeypatch.setenv("MEMCHAT_KEY", key)
+    code = _documented_example().replace("http://localhost:8000", running.base_url)
+    out = io.StringIO()
+
+    def run() -> None:  # its own event loop (asyncio.run), off the one that serves memchat
+        exec(compile(code, str(CLIENTS_MD), "exec"), {"__name__": "docs_example"})
+
+    with contextlib.redirect_stdout(out):
+        await asyncio.to_thread(run)
+    assert out.getvalue() == "['我喜欢猫']\n"
+    assert [m["content"] for m in await rest_memories(running, token, agent["id"])] == ["我喜欢猫"]
