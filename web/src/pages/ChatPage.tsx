@@ -1,6 +1,6 @@
 import { useChat } from "@ai-sdk/react";
 import { DefaultChatTransport } from "ai";
-import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState, type FormEvent, type KeyboardEvent } from "react";
+import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from "react";
 import { Link, useParams, useSearchParams } from "react-router-dom";
 import { getAgent, type MessagePage } from "../api/agents";
 import { chatFetch } from "../api/client";
@@ -9,11 +9,11 @@ import type { components } from "../api/schema";
 import type { Agent, ChatDataParts, ChatMessage } from "../api/types";
 import { chatIdOf, loadMessages, stopChat, targetKey, type ChatTarget } from "../chat/api";
 import { ChatSidePanel } from "../chat/ChatSidePanel";
+import { Composer } from "../chat/Composer";
 import { DemoBanner } from "../chat/DemoBanner";
 import { mergeLatestPage, oldestStoredId, PAGE_SIZE, prependPage, toChatMessage } from "../chat/history";
 import { MessageBubble } from "../chat/MessageBubble";
 import { useTabSync } from "../chat/tabSync";
-import { COMPACT_QUERY, useMedia } from "../chat/useMedia";
 import "../chat/chat.css";
 import { ErrorBanner } from "../components/ErrorBanner";
 import { announceTurnFinished } from "../events";
@@ -61,14 +61,12 @@ export function ChatPage() {
 function ChatView({ agent, target, firstPage }: { agent: Agent; target: ChatTarget; firstPage: MessagePage }) {
   const agentId = agent.id;
   const chatKey = targetKey(target);
-  const compact = useMedia(COMPACT_QUERY);
   const [panelOpen, setPanelOpen] = useState(false);
   const [listVersion, setListVersion] = useState(0);
   // "No earlier messages" only after paging back reached the start, never on a short, new chat.
   const [pagedBack, setPagedBack] = useState(false);
   const [searchParams] = useSearchParams();
   const focusId = searchParams.get("message");
-  const [input, setInput] = useState("");
   const [hasMore, setHasMore] = useState(firstPage.hasMore);
   const [loadingEarlier, setLoadingEarlier] = useState(false);
   const [historyError, setHistoryError] = useState<unknown>(null);
@@ -174,6 +172,16 @@ function ChatView({ agent, target, firstPage }: { agent: Agent; target: ChatTarg
     if (status === "streaming") broadcast({ kind: "turn", agentId, chatKey });
   }, [status, broadcast, agentId, chatKey]);
 
+  // The drawer (phones) closes with Escape too.
+  useEffect(() => {
+    if (!panelOpen) return;
+    const onKey = (event: globalThis.KeyboardEvent) => {
+      if (event.key === "Escape") setPanelOpen(false);
+    };
+    document.addEventListener("keydown", onKey);
+    return () => document.removeEventListener("keydown", onKey);
+  }, [panelOpen]);
+
   // Another device may have written meanwhile: coming back to this tab shows the server's view.
   useOnVisible(() => {
     if (!busyRef.current) void sync(false);
@@ -252,12 +260,8 @@ function ChatView({ agent, target, firstPage }: { agent: Agent; target: ChatTarg
     document.getElementById(`message-${focusId}`)?.scrollIntoView({ block: "center" });
   }, [focusId, focusFound]);
 
-  const submit = (event?: FormEvent) => {
-    event?.preventDefault();
-    const text = input.trim();
-    if (!text || busy) return;
+  const send = (text: string) => {
     atBottom.current = true;
-    setInput("");
     void sendMessage({ text });
   };
 
@@ -275,12 +279,6 @@ function ChatView({ agent, target, firstPage }: { agent: Agent; target: ChatTarg
       setStopping(false);
       void sync(false);
     }
-  };
-
-  // On phones Enter makes a new line (the send button is at hand); elsewhere it sends.
-  const onKeyDown = (event: KeyboardEvent<HTMLTextAreaElement>) => {
-    if (compact) return;
-    if (event.key === "Enter" && !event.shiftKey && !event.nativeEvent.isComposing) submit(event);
   };
 
   // The edited message and everything after it are replaced on the server; useChat does the same here.
@@ -360,34 +358,14 @@ function ChatView({ agent, target, firstPage }: { agent: Agent; target: ChatTarg
         </div>
         <ErrorBanner error={historyError} />
         {error ? <ErrorBanner error={error} title={t.chat.errorTitle} /> : null}
-        <form className="composer" onSubmit={submit}>
-          <textarea
-            name="message"
-            rows={2}
-            value={input}
-            placeholder={compact ? t.chat.placeholderTouch : t.chat.placeholder}
-            enterKeyHint={compact ? "enter" : "send"}
-            onChange={(e) => setInput(e.target.value)}
-            onKeyDown={onKeyDown}
-            data-testid="composer"
-          />
-          <div className="composer-actions">
-            {canRegenerate ? (
-              <button type="button" onClick={() => void regenerate()} data-testid="regenerate">
-                {last?.role === "assistant" ? t.chat.regenerate : t.common.retry}
-              </button>
-            ) : null}
-            {busy ? (
-              <button type="button" className="danger" onClick={() => void stopReply()} disabled={stopping} data-testid="stop">
-                {t.chat.stop}
-              </button>
-            ) : (
-              <button type="submit" className="primary" disabled={!input.trim()} data-testid="send">
-                {t.chat.send}
-              </button>
-            )}
-          </div>
-        </form>
+        <Composer
+          busy={busy}
+          stopping={stopping}
+          regenerateLabel={canRegenerate ? (last?.role === "assistant" ? t.chat.regenerate : t.common.retry) : null}
+          onSend={send}
+          onRegenerate={() => void regenerate()}
+          onStop={() => void stopReply()}
+        />
       </section>
       <div className="drawer-backdrop" onClick={() => setPanelOpen(false)} aria-hidden="true" />
       <ChatSidePanel
