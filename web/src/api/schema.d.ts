@@ -198,8 +198,53 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Chat */
+        /**
+         * Chat
+         * @description The turn as the seed's plain text stream (the AI SDK's TextStreamChatTransport).
+         */
         post: operations["chat_api_chat_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/chat/{chat_id}/stop": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Stop Chat
+         * @description Stop the reply streaming now in this chat, on any instance: the upstream request ends, the
+         *     text streamed so far is stored with status `stopped`, and every reader's stream ends cleanly.
+         *     Answers once the reply is stored; 204 also when nothing streams.
+         */
+        post: operations["stop_chat_api_chat__chat_id__stop_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/chat/{chat_id}/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Resume Chat
+         * @description The same for the plain text stream.
+         */
+        get: operations["resume_chat_api_chat__chat_id__stream_get"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -349,7 +394,9 @@ export interface paths {
          * Change Password
          * @description Set a new password (8 to 1024 characters, as at sign-up), given the current one.
          *
-         *     Wrong current passwords count as failed logins of the account. Tokens already issued stay valid.
+         *     Wrong current passwords count as failed logins of the account. Every login token issued before
+         *     is refused from now on (401 `token_revoked`), on every instance; the answer carries a fresh one,
+         *     as login does, for the client that changed it. API keys stay valid.
          */
         post: operations["change_password_api_me_password_post"];
         delete?: never;
@@ -418,6 +465,48 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/ui/chat": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Ui Chat
+         * @description The turn as the AI SDK's UI message stream (DefaultChatTransport). An upstream failure before
+         *     any text is an `error` part (the user message stays stored), not an HTTP error.
+         */
+        post: operations["ui_chat_api_ui_chat_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/ui/chat/{chat_id}/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Resume Ui Chat
+         * @description `useChat({resume: true})`: the reply streaming now in this chat, from its first part, live to
+         *     its end, from whichever instance streams it.
+         */
+        get: operations["resume_ui_chat_api_ui_chat__chat_id__stream_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/healthz": {
         parameters: {
             query?: never;
@@ -427,6 +516,48 @@ export interface paths {
         };
         /** Healthz */
         get: operations["healthz_healthz_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/chat/completions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Chat Completions
+         * @description A turn with the agent `model`: the last (user) message is its input, the reply OpenAI's chat
+         *     completion, streamed as `chat.completion.chunk` events with `stream: true`. The same
+         *     Idempotency-Key answers a retry with the stored reply instead of a second turn.
+         */
+        post: operations["chat_completions_v1_chat_completions_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/models": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Models
+         * @description The caller's agents, each a model for /v1/chat/completions.
+         */
+        get: operations["models_v1_models_get"];
         put?: never;
         post?: never;
         delete?: never;
@@ -515,6 +646,7 @@ export interface components {
         AgentProfile: {
             /**
              * Chemistry
+             * @description text; a number is accepted and stored as text
              * @default
              */
             chemistry: string;
@@ -561,7 +693,10 @@ export interface components {
         };
         /** AgentProfilePatch */
         AgentProfilePatch: {
-            /** Chemistry */
+            /**
+             * Chemistry
+             * @description text; a number is accepted and stored as text
+             */
             chemistry?: string | null;
             /** Chemistrylabel */
             chemistryLabel?: string | null;
@@ -642,11 +777,70 @@ export interface components {
              */
             prefix: string;
         };
+        /** AssistantMessage */
+        AssistantMessage: {
+            /** Content */
+            content: string;
+            /** Refusal */
+            refusal?: null;
+            /**
+             * Role
+             * @default assistant
+             * @constant
+             */
+            role: "assistant";
+        };
         /** AuthResponse */
         AuthResponse: {
             /** Token */
             token: string;
             user: components["schemas"]["UserOut"];
+        };
+        /** ChatCompletion */
+        ChatCompletion: {
+            /** Choices */
+            choices: components["schemas"]["Choice"][];
+            /** Created */
+            created: number;
+            /** Id */
+            id: string;
+            /** Model */
+            model: string;
+            /**
+             * Object
+             * @default chat.completion
+             * @constant
+             */
+            object: "chat.completion";
+            usage: components["schemas"]["Usage"];
+        };
+        /** ChatCompletionRequest */
+        ChatCompletionRequest: {
+            /**
+             * Conversation Id
+             * @description memchat: one of the agent's conversations (default: its default)
+             */
+            conversation_id?: string | null;
+            /** Messages */
+            messages: components["schemas"]["InputMessage"][];
+            /**
+             * Model
+             * @description an agent's id or handle (GET /v1/models)
+             */
+            model: string;
+            /**
+             * N
+             * @description one choice only
+             */
+            n?: number | null;
+            /**
+             * Stream
+             * @default false
+             */
+            stream: boolean | null;
+            stream_options?: components["schemas"]["StreamOptions"] | null;
+        } & {
+            [key: string]: unknown;
         };
         /** ChatRequest */
         ChatRequest: {
@@ -670,6 +864,28 @@ export interface components {
              * @enum {string}
              */
             trigger: "submit-message" | "regenerate-message";
+        };
+        /** Choice */
+        Choice: {
+            /** Finish Reason */
+            finish_reason: string;
+            /**
+             * Index
+             * @default 0
+             */
+            index: number;
+            /** Logprobs */
+            logprobs?: null;
+            message: components["schemas"]["AssistantMessage"];
+        };
+        /** ContentPart */
+        ContentPart: {
+            /** Text */
+            text?: string | null;
+            /** Type */
+            type: string;
+        } & {
+            [key: string]: unknown;
         };
         /** ConversationCreate */
         ConversationCreate: {
@@ -705,7 +921,10 @@ export interface components {
          * @description The seed's frontend sends the chat partner's profile; named fields override the stored ones.
          */
         ConversationOverride: {
-            /** Chemistry */
+            /**
+             * Chemistry
+             * @description text; a number is accepted and stored as text
+             */
             chemistry?: string | null;
             /** Chemistrylabel */
             chemistryLabel?: string | null;
@@ -929,6 +1148,18 @@ export interface components {
              */
             title?: string | null;
         };
+        /** InputMessage */
+        InputMessage: {
+            /** Content */
+            content?: string | components["schemas"]["ContentPart"][] | null;
+            /**
+             * Role
+             * @description system, developer, user, assistant or tool
+             */
+            role: string;
+        } & {
+            [key: string]: unknown;
+        };
         /** LoginRequest */
         LoginRequest: {
             /** Email */
@@ -998,6 +1229,11 @@ export interface components {
             content: string;
             /** Createdatms */
             createdAtMs: number;
+            /**
+             * Eventdate
+             * @description the day of a dated event (ISO date)
+             */
+            eventDate?: string | null;
             /** Id */
             id: string;
             /** Importance */
@@ -1009,6 +1245,11 @@ export interface components {
              * @enum {string}
              */
             status: "active" | "archived";
+            /**
+             * Supersededby
+             * @description the memory that replaced it
+             */
+            supersededBy?: string | null;
             /**
              * Type
              * @enum {string}
@@ -1061,11 +1302,6 @@ export interface components {
              */
             status: "active" | "archived";
             /**
-             * Supersededby
-             * @description the memory that replaced it
-             */
-            supersededBy?: string | null;
-            /**
              * Type
              * @enum {string}
              */
@@ -1078,11 +1314,6 @@ export interface components {
         MessageOut: {
             /** Createdatms */
             createdAtMs: number;
-            /**
-             * Eventdate
-             * @description the day of a dated event (ISO date)
-             */
-            eventDate?: string | null;
             /** Id */
             id: string;
             /** Parts */
@@ -1102,6 +1333,66 @@ export interface components {
             /** Messages */
             messages: components["schemas"]["MessageOut"][];
         };
+        /** ModelList */
+        ModelList: {
+            /** Data */
+            data: components["schemas"]["ModelOut"][];
+            /**
+             * Object
+             * @default list
+             * @constant
+             */
+            object: "list";
+        };
+        /** ModelOut */
+        ModelOut: {
+            /**
+             * Created
+             * @description when the agent was created (seconds)
+             */
+            created: number;
+            /**
+             * Handle
+             * @description memchat: the agent's handle, which `model` also takes
+             */
+            handle: string;
+            /**
+             * Id
+             * @description the agent's id
+             */
+            id: string;
+            /**
+             * Name
+             * @description memchat: the agent's name
+             */
+            name: string;
+            /**
+             * Object
+             * @default model
+             * @constant
+             */
+            object: "model";
+            /**
+             * Owned By
+             * @default memchat
+             */
+            owned_by: string;
+        };
+        /** OpenAIErrorBody */
+        OpenAIErrorBody: {
+            error: components["schemas"]["OpenAIErrorDetail"];
+        };
+        /** OpenAIErrorDetail */
+        OpenAIErrorDetail: {
+            /** Code */
+            code: string | null;
+            /** Message */
+            message: string;
+            /** Param */
+            param: string | null;
+            /** Type */
+            type: string;
+        };
         /** PasswordChangeRequest */
         PasswordChangeRequest: {
             /** Currentpassword */
@@ -1117,6 +1408,16 @@ export interface components {
             email: string;
             /** Password */
             password: string;
+        };
+        /** StreamOptions */
+        StreamOptions: {
+            /**
+             * Include Usage
+             * @default false
+             */
+            include_usage: boolean;
+        } & {
+            [key: string]: unknown;
         };
         /** TextPart */
         TextPart: {
@@ -1159,6 +1460,15 @@ export interface components {
             type: string;
         } & {
             [key: string]: unknown;
+        };
+        /** Usage */
+        Usage: {
+            /** Completion Tokens */
+            completion_tokens: number;
+            /** Prompt Tokens */
+            prompt_tokens: number;
+            /** Total Tokens */
+            total_tokens: number;
         };
         /** UserOut */
         UserOut: {
@@ -1719,7 +2029,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description the reply, streamed as plain text */
+            /** @description the reply, as plain text */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -1762,6 +2072,93 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    stop_chat_api_chat__chat_id__stop_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the id useChat sends: the agent's id for its default conversation, or a conversation's id */
+                chat_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description no such chat */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    resume_chat_api_chat__chat_id__stream_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the id useChat sends: the agent's id for its default conversation, or a conversation's id */
+                chat_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the reply, from its start */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description nothing streams in this chat now */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description no such chat */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
                 };
             };
         };
@@ -2069,11 +2466,13 @@ export interface operations {
         };
         responses: {
             /** @description Successful Response */
-            204: {
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["AuthResponse"];
+                };
             };
             /** @description `wrong_password`: the current password is wrong */
             403: {
@@ -2261,6 +2660,89 @@ export interface operations {
             };
         };
     };
+    ui_chat_api_ui_chat_post: {
+        parameters: {
+            query?: never;
+            header?: {
+                "idempotency-key"?: string | null;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ChatRequest"];
+            };
+        };
+        responses: {
+            /** @description the reply as the AI SDK's UI message stream (SSE) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    resume_ui_chat_api_ui_chat__chat_id__stream_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the id useChat sends: the agent's id for its default conversation, or a conversation's id */
+                chat_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the reply that streams now, from its start */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            /** @description nothing streams in this chat now */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description no such chat */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
     healthz_healthz_get: {
         parameters: {
             query?: never;
@@ -2277,6 +2759,134 @@ export interface operations {
                 };
                 content: {
                     "application/json": unknown;
+                };
+            };
+        };
+    };
+    chat_completions_v1_chat_completions_post: {
+        parameters: {
+            query?: never;
+            header?: {
+                "idempotency-key"?: string | null;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ChatCompletionRequest"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChatCompletion"];
+                    "text/event-stream": string;
+                };
+            };
+            /** @description invalid_request_error: the body is not a valid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAIErrorBody"];
+                };
+            };
+            /** @description authentication_error: no, a bad or an ended token or key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAIErrorBody"];
+                };
+            };
+            /** @description model_not_found: no agent of the caller has this id or handle */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAIErrorBody"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description rate_limit_error: too many turns; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAIErrorBody"];
+                };
+            };
+            /** @description server_error: the upstream LLM failed before any text */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAIErrorBody"];
+                };
+            };
+            /** @description server_error: the upstream is busy or not ready */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAIErrorBody"];
+                };
+            };
+            /** @description server_error: the upstream timed out */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAIErrorBody"];
+                };
+            };
+        };
+    };
+    models_v1_models_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ModelList"];
+                };
+            };
+            /** @description authentication_error: no, a bad or an ended token or key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAIErrorBody"];
                 };
             };
         };
