@@ -16,7 +16,8 @@ from mcp import Client, ClientSession, MCPError
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import TextContent
 
-from tests.conftest import Running, auth, chat, create_agent, signup
+from memchat.settings import Settings
+from tests.conftest import Running, auth, chat, create_agent, serve_app, signup
 from tests.memories.support import Serve, serve_fixture  # noqa: F401
 from tests.serve import Server, free_port, server_env
 from tests.upstream import DEFAULT_REPLY, TestUpstream
@@ -402,3 +403,22 @@ async def test_the_documented_example_runs_as_written(running: Running, monkeypa
         await asyncio.to_thread(run)
     assert out.getvalue() == "['我喜欢猫']\n"
     assert [m["content"] for m in await rest_memories(running, token, agent["id"])] == ["我喜欢猫"]
+
+
+async def test_a_browser_mcp_client_passes_the_cors_preflight(settings: Settings) -> None:
+    async with serve_app(settings, cors_origins=["https://app.example.com"]) as running:
+        preflight = await running.client.options(
+            "/mcp",
+            headers={
+                "Origin": "https://app.example.com",
+                "Access-Control-Request-Method": "POST",
+                "Access-Control-Request-Headers": "authorization, content-type, mcp-protocol-version, mcp-method",
+            },
+        )
+        assert preflight.status_code == 200
+        assert preflight.headers["access-control-allow-origin"] == "https://app.example.com"
+        allowed = preflight.headers["access-control-allow-headers"].lower()
+        assert {"mcp-protocol-version", "mcp-method", "mcp-name", "authorization"} <= set(allowed.split(", "))
+        token = await signup(running.client)
+        async with mcp_session(running, token) as session:
+            assert {t.name for t in (await session.list_tools()).tools} == TOOLS

@@ -38,7 +38,7 @@ from memchat.instances import SharedStateRequired, register_instance, unregister
 from memchat.limits import BodySizeLimit
 from memchat.llm.client import LLMClient
 from memchat.llm.setup import build_llm
-from memchat.mcp_tools.endpoint import McpEndpoint
+from memchat.mcp_tools.endpoint import MCP_REQUEST_HEADERS, McpEndpoint
 from memchat.mcp_tools.tools import McpParts
 from memchat.memories.pipeline import MemoryPipeline
 from memchat.memories.router import router as memories_router
@@ -294,6 +294,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             CORSMiddleware,
             allow_origins=settings.http.cors_origins,
             allow_methods=["GET", "POST", "PATCH", "DELETE"],
-            allow_headers=["Authorization", "Content-Type", "Idempotency-Key"],
+            # and the MCP client's own headers, for a browser MCP client of /mcp
+            allow_headers=["Authorization", "Content-Type", "Idempotency-Key", *MCP_REQUEST_HEADERS],
         )
     return app

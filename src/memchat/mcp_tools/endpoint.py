@@ -26,6 +26,8 @@ from memchat.errors import ServiceUnavailable, Unauthorized
 from memchat.mcp_tools.tools import CALLER_KEY, Caller, McpParts, build_server
 
 MCP_PATH = "/mcp"
+# What the SDK's clients send besides Authorization and Content-Type (CORS must allow them)
+MCP_REQUEST_HEADERS = ("Mcp-Protocol-Version", "Mcp-Method", "Mcp-Name")
 
 
 def _bearer_token(scope: Scope) -> str:
