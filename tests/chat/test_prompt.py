@@ -38,21 +38,23 @@ def test_system_prompt_with_persona_memories_and_summary() -> None:
     )
 
 
+FULL_PROFILE = PromptProfile(
+    name="小林",
+    handle="@lin",
+    status="在线",
+    last_active="刚刚",
+    relationship="暧昧期",
+    headline="周末去哪",
+    topic="爬山",
+    chemistry_label="心动",
+    chemistry="78",
+    rhythm="晚上聊",
+    profile_note="慢热",
+)
+
+
 def test_profile_message_uses_full_width_punctuation() -> None:
-    profile = PromptProfile(
-        name="小林",
-        handle="@lin",
-        status="在线",
-        last_active="刚刚",
-        relationship="暧昧期",
-        headline="周末去哪",
-        topic="爬山",
-        chemistry_label="心动",
-        chemistry="78",
-        rhythm="晚上聊",
-        profile_note="慢热",
-    )
-    assert build_profile_message(profile) == (
+    assert build_profile_message(FULL_PROFILE) == (
         "聊天对象：小林（@lin）\n"
         "对象状态：在线，刚刚\n"
         "关系阶段：暧昧期\n"
@@ -124,20 +126,7 @@ def test_omitted_mode_leaves_out_empty_fields_and_their_punctuation() -> None:
 
 
 def test_omitted_mode_is_the_seed_message_when_every_field_is_set() -> None:
-    profile = PromptProfile(
-        name="小林",
-        handle="@lin",
-        status="在线",
-        last_active="刚刚",
-        relationship="暧昧期",
-        headline="周末去哪",
-        topic="爬山",
-        chemistry_label="心动",
-        chemistry="78",
-        rhythm="晚上聊",
-        profile_note="慢热",
-    )
-    assert build_profile_message(profile, "omitted") == build_profile_message(profile)
+    assert build_profile_message(FULL_PROFILE, "omitted") == build_profile_message(FULL_PROFILE)
 
 
 def test_omitted_mode_sends_no_profile_message_when_all_is_empty() -> None:
