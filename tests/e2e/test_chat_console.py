@@ -298,11 +298,17 @@ def test_conversations_per_agent_new_switch_rename_delete(
     expect(page.get_by_test_id("summary")).to_contain_text("我喜欢猫")
     expect(page.get_by_test_id("summary")).not_to_contain_text("周末去爬山")
 
-    # Delete the other one (after a confirmation): gone with its messages, the memory stays.
+    # Delete the other one (after a confirmation): gone with its messages, the memory stays. A tab
+    # that showed it goes back to the default conversation.
+    second = page.context.new_page()
+    _open_chat(second, agent_id, f"?conversation={conversation_id}")
+    expect(_messages(second).first).to_contain_text("周末去爬山")
     other = page.locator(f"[data-testid=conversation][data-conversation-id='{conversation_id}']")
     other.get_by_test_id("conversation-delete").click()
     other.get_by_test_id("conversation-delete-confirm").click()
     expect(page.get_by_test_id("conversation")).to_have_count(1)
+    expect(second).to_have_url(f"{server.base_url}/agents/{agent_id}/chat")
+    expect(_messages(second).first).to_contain_text("我喜欢猫")
     with server.api(account.token) as api:
         assert api.get(f"/api/conversations/{conversation_id}").status_code == 404
     expect(page.get_by_test_id("panel-memory").first).to_contain_text("我喜欢猫")

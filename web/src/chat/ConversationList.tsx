@@ -46,6 +46,14 @@ export function ConversationList({
     if (version > 0) void reload();
   }, [version, reload]);
 
+  // The conversation on screen was deleted (in another tab): back to the default one.
+  const listed = list.data;
+  useEffect(() => {
+    if (activeId !== null && listed !== undefined && !listed.some((c) => c.id === activeId)) {
+      navigate(chatPath(agentId, null), { replace: true });
+    }
+  }, [activeId, listed, agentId, navigate]);
+
   const isActive = (c: Conversation) => (activeId === null ? c.isDefault : c.id === activeId);
 
   const create = async () => {
