@@ -80,13 +80,15 @@ export function ChatSidePanel({
   }, [streaming, reloadConversation]);
 
   const stored = conversation.data;
+  // The stream's figures until the refetch has them; never over a newer read (another tab's turn).
+  const live = liveConversation;
   const c =
-    stored && liveConversation && (liveConversation.conversationId ?? stored.id) === stored.id
-      ? {
-          ...stored,
-          summary: liveConversation.summary ?? stored.summary,
-          messageCount: Math.max(stored.messageCount, liveConversation.messageCount ?? 0),
-        }
+    stored &&
+    live &&
+    (live.conversationId ?? stored.id) === stored.id &&
+    live.messageCount !== null &&
+    live.messageCount >= stored.messageCount
+      ? { ...stored, summary: live.summary ?? stored.summary, messageCount: live.messageCount }
       : stored;
   const shownMemories = memories.data ? withLiveNotes(memories.data, liveMemories) : undefined;
   const profile = agent.profile;
