@@ -7,7 +7,8 @@ from sqlalchemy import select
 from memchat.memories.service import save_candidates
 from memchat.memories.types import MemoryDraft
 from memchat.models import Agent, Conversation, Memory, Message
-from tests.conftest import Running, auth, chat, chat_body, create_agent
+from memchat.settings import Settings
+from tests.conftest import Running, auth, chat, chat_body, create_agent, serve_app, signup
 from tests.upstream import DEFAULT_REPLY, Reply, TestUpstream
 
 SYSTEM_DEFAULT = (
@@ -379,3 +380,20 @@ async def test_upstream_silent_past_the_read_timeout_is_a_504(
     assert response.json()["error"]["code"] == "upstream_timeout"
     stored = await messages_of(running, user_token, agent["id"])
     assert [(m["role"], m["parts"][0]["text"]) for m in stored] == [("user", "hi")]
+
+
+async def test_the_turn_sends_empty_profile_fields_as_the_seed_does_unless_told_to_omit_them(
+    settings: Settings, upstream: TestUpstream
+) -> None:
+    for mode, expected in (
+        (
+            "kept",
+            "聊天对象：测试助手（）\n对象状态：，\n关系阶段：\n聊天主题：\n共同点：\n心动值： \n互动节奏：\n对象备注：",
+        ),
+        ("omitted", "聊天对象：测试助手"),
+    ):
+        async with serve_app(settings, empty_profile_fields=mode) as served:
+            token = await signup(served.client)
+            agent = await create_agent(served.client, token, name="测试助手", handle="")
+            assert (await chat(served, token, agent["id"], "你好")).status_code == 200
+        assert upstream.chat_requests[-1]["messages"][1] == {"role": "user", "content": expected}

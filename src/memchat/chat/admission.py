@@ -14,16 +14,18 @@ from starlette.requests import Request
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 _STATE_KEY = "memchat_turn_admitted"
+# the routes that start a turn, in every wire format
+TURN_PATHS = frozenset({"/api/chat", "/api/ui/chat", "/v1/chat/completions"})
 
 
 class TurnAdmission:
-    def __init__(self, app: ASGIApp, limit: int, path: str = "/api/chat"):
+    def __init__(self, app: ASGIApp, limit: int, paths: frozenset[str] = TURN_PATHS):
         self.app = app
-        self.path = path
+        self.paths = paths
         self._gate = asyncio.Semaphore(limit)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["path"] != self.path or scope["method"] != "POST":
+        if scope["type"] != "http" or scope["path"] not in self.paths or scope["method"] != "POST":
             await self.app(scope, receive, send)
             return
         await self._gate.acquire()

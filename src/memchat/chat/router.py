@@ -6,7 +6,7 @@ from fastapi import APIRouter, Depends, Header, Path, Request
 from starlette.responses import Response
 
 from memchat.agents.repository import get_agent
-from memchat.auth.dependencies import TokenUserId
+from memchat.auth.dependencies import CurrentUser, TokenUserId
 from memchat.chat.admission import setup_done
 from memchat.chat.encoders import PLAIN_TEXT, TurnEncoder
 from memchat.chat.schemas import ChatRequest
@@ -115,10 +115,10 @@ _RESUMED: dict[int | str, dict[str, Any]] = {
     response_class=Response,
     responses={200: {**_UI_STREAM, "description": "the reply that streams now, from its start"}, **_RESUMED},
 )
-async def resume_ui_chat(chat_id: ChatId, user_id: TokenUserId, services: Services) -> Response:
+async def resume_ui_chat(chat_id: ChatId, user: CurrentUser, services: Services) -> Response:
     """`useChat({resume: true})`: the reply streaming now in this chat, from its first part, live to
     its end, from whichever instance streams it."""
-    return await _resume(services, user_id, chat_id, UI_MESSAGE_STREAM)
+    return await _resume(services, user.id, chat_id, UI_MESSAGE_STREAM)
 
 
 @router.get(
@@ -129,9 +129,9 @@ async def resume_ui_chat(chat_id: ChatId, user_id: TokenUserId, services: Servic
         **_RESUMED,
     },
 )
-async def resume_chat(chat_id: ChatId, user_id: TokenUserId, services: Services) -> Response:
+async def resume_chat(chat_id: ChatId, user: CurrentUser, services: Services) -> Response:
     """The same for the plain text stream."""
-    return await _resume(services, user_id, chat_id, PLAIN_TEXT)
+    return await _resume(services, user.id, chat_id, PLAIN_TEXT)
 
 
 @router.post(
@@ -140,11 +140,11 @@ async def resume_chat(chat_id: ChatId, user_id: TokenUserId, services: Services)
     response_class=Response,
     responses={404: {"model": ErrorBody, "description": "no such chat"}},
 )
-async def stop_chat(chat_id: ChatId, user_id: TokenUserId, services: Services) -> Response:
+async def stop_chat(chat_id: ChatId, user: CurrentUser, services: Services) -> Response:
     """Stop the reply streaming now in this chat, on any instance: the upstream request ends, the
     text streamed so far is stored with status `stopped`, and every reader's stream ends cleanly.
     Answers once the reply is stored; 204 also when nothing streams."""
-    conversation_id = await _conversation_of_chat(services, user_id, chat_id)
+    conversation_id = await _conversation_of_chat(services, user.id, chat_id)
     if conversation_id is not None:
         await services.streams.stop(conversation_id)
     return Response(status_code=204)

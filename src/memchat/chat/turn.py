@@ -31,6 +31,7 @@ from memchat.db.engine import AnyRow
 from memchat.errors import InvalidInput, TooManyRequests, Unauthorized
 from memchat.models.message import REPLY_FAILED
 from memchat.schemas import PROFILE_FIELDS
+from memchat.security import check_token_current
 
 
 async def run_chat_turn(
@@ -107,6 +108,7 @@ async def _build_turn(services: ChatServices, intent: TurnIntent, side: UserSide
         # otherwise go upstream on every later turn)
         history=[(role, text[: services.limits.max_history_message_chars]) for role, text in side.recent],
         latest_user_text=message.content,
+        empty_profile_fields=services.limits.empty_profile_fields,
     )
     return turn
 
@@ -114,8 +116,11 @@ async def _build_turn(services: ChatServices, intent: TurnIntent, side: UserSide
 async def _compat_turn(services: ChatServices, intent: TurnIntent) -> TurnContext:
     """No agentId: nothing stored, the client's messages are the history."""
     async with services.db.read() as session:
-        if await get_user(session, intent.user_id) is None:
+        user = await get_user(session, intent.user_id)
+        if user is None:
             raise Unauthorized("invalid token", code="invalid_token")
+    if intent.token_issued_at_ms is not None:  # a login token from before a password change
+        check_token_current(intent.token_issued_at_ms, user.tokens_valid_after_ms)
     if intent.kind == "regenerate" and not intent.has_user_message:
         raise InvalidInput("the request has no user message", code="no_user_message")
     turn = TurnContext(intent.user_id, None, None, None, intent.text, recent=[])
@@ -126,6 +131,7 @@ async def _compat_turn(services: ChatServices, intent: TurnIntent) -> TurnContex
         profile=_profile(None, intent),
         history=intent.client_history,
         latest_user_text=None,
+        empty_profile_fields=services.limits.empty_profile_fields,
     )
     return turn
 
