@@ -6,9 +6,15 @@ import ReactMarkdown, { type Components, type ExtraProps } from "react-markdown"
 import rehypeHighlight from "rehype-highlight";
 import rehypeSanitize from "rehype-sanitize";
 import remarkGfm from "remark-gfm";
+import remend, { type RemendOptions } from "remend";
 import { t } from "../i18n";
 import { CopyButton } from "./CopyButton";
 import "highlight.js/styles/github.css";
+
+// While a reply streams its markdown is often cut mid-way (`**bo`, `[link`): remend closes what is
+// open so that the half-written part renders as it will, not as raw asterisks. An unfinished link
+// shows as its text only; no math.
+const STREAMING: RemendOptions = { linkMode: "text-only", katex: false, inlineKatex: false };
 
 type Element = NonNullable<ExtraProps["node"]>;
 type ElementContent = Element["children"][number];
@@ -64,11 +70,11 @@ const components: Components = {
 };
 
 /** Re-parses only when the text changes (each streamed delta), not on every render of the list. */
-const Markdown = memo(function Markdown({ text }: { text: string }) {
+const Markdown = memo(function Markdown({ text, streaming }: { text: string; streaming: boolean }) {
   return (
     <div className="markdown">
       <ReactMarkdown remarkPlugins={remarkPlugins} rehypePlugins={rehypePlugins} components={components}>
-        {text}
+        {streaming ? remend(text, STREAMING) : text}
       </ReactMarkdown>
     </div>
   );

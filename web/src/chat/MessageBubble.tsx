@@ -85,7 +85,7 @@ export function MessageBubble({
         <div className="bubble" data-testid="message-text">
           {message.role === "assistant" ? (
             <Suspense fallback={<div className="plain-reply">{text}</div>}>
-              <Markdown text={text} />
+              <Markdown text={text} streaming={streaming} />
             </Suspense>
           ) : (
             text
