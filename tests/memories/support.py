@@ -9,7 +9,7 @@ import pytest
 
 from memchat.app import create_app
 from memchat.settings import Settings
-from tests.conftest import Running, auth, start_server
+from tests.conftest import Running, auth, chat, create_agent, signup, start_server
 from tests.upstream import Reply, TestUpstream
 
 Serve = Callable[..., Awaitable[Running]]
@@ -37,6 +37,23 @@ async def serve_fixture(settings: Settings) -> AsyncIterator[Serve]:
 async def stop(running: Running) -> None:
     """Let background work finish (a restart test then starts another app on the same DB)."""
     await running.settle()
+
+
+TURN_REPLY = "好呀，我记下了。"
+
+
+async def user_with_agent(running: Running) -> tuple[str, str]:
+    """A new user's token and the id of an agent of theirs."""
+    token = await signup(running.client)
+    return token, (await create_agent(running.client, token))["id"]
+
+
+async def turn(running: Running, upstream: TestUpstream, token: str, agent_id: str, text: str, *answers: Reply) -> str:
+    """One chat turn: the upstream replies TURN_REPLY, then gives `answers` to the requests after it."""
+    upstream.script(Reply(text=TURN_REPLY), *answers)
+    response = await chat(running, token, agent_id, text)
+    assert response.status_code == 200, response.text
+    return response.text
 
 
 def ops(*operations: dict[str, Any]) -> Reply:

@@ -15,7 +15,7 @@ from memchat.memories.embedding_extractor import (
     load_prototypes,
     split_sentences,
 )
-from memchat.memories.rules import MAX_MEMORY_CHARS, MEMORY_TYPES
+from memchat.memories.rules import MAX_MEMORY_CHARS, V2_MEMORY_TYPES
 
 
 @pytest.fixture(scope="module")
@@ -34,22 +34,26 @@ def test_shipped_prototypes_are_the_training_split() -> None:
 
 def test_load_prototypes_rejects_unknown_type() -> None:
     with pytest.raises(ValueError, match="unknown memory type"):
-        load_prototypes(['{"text": "x", "type": "fact"}'])
+        load_prototypes(['{"text": "x", "type": "opinion"}'])
     assert load_prototypes(['{"text": "x", "type": null}', ""]) == [Prototype("x", None)]
 
 
 @pytest.mark.parametrize(
-    ("text", "memory_type", "importance"),
+    ("text", "memory_type", "importance", "content"),
     [
-        ("别再问我前任的事了。", "boundary", 3),
-        ("我最爱吃草莓。", "preference", 3),
-        ("我希望明年能和她一起去旅行。", "relationship_goal", 3),
-        ("以后说话简短点。", "conversation_style", 5),  # importance as in v1: 以后 -> 5
+        ("别再问我前任的事了。", "boundary", 3, "别再问我前任的事了。"),
+        ("我最爱吃草莓。", "preference", 3, "我最爱吃草莓。"),
+        ("我希望明年能和她一起去旅行。", "relationship_goal", 3, "我希望明年能和她一起去旅行。"),
+        # importance as in v1 (以后 -> 5), the content without the 以后
+        ("以后说话简短点。", "conversation_style", 5, "说话简短点。"),
+        ("记住，我的猫叫团子。", "fact", 5, "我的猫叫团子。"),
     ],
 )
-async def test_remembers_and_types(extractor: EmbeddingExtractor, text: str, memory_type: str, importance: int) -> None:
+async def test_remembers_and_types(
+    extractor: EmbeddingExtractor, text: str, memory_type: str, importance: int, content: str
+) -> None:
     [candidate] = await extractor.extract(text)
-    assert (candidate.type, candidate.content, candidate.importance) == (memory_type, text, importance)
+    assert (candidate.type, candidate.content, candidate.importance) == (memory_type, content, importance)
 
 
 ORDINARY = ["我今天坐地铁上班。", "我刚到公司。", "哈哈好的", "我想吃火锅了。", None, "", "  \n "]
@@ -63,14 +67,14 @@ async def test_ordinary_chat_is_not_remembered(extractor: EmbeddingExtractor, te
 async def test_memory_inside_small_talk_keeps_only_its_sentence(extractor: EmbeddingExtractor) -> None:
     [candidate] = await extractor.extract("今天好累。对了，以后不要在半夜给我发消息。")
     assert candidate.type == "boundary"
-    assert candidate.content == "对了，以后不要在半夜给我发消息。"
+    assert candidate.content == "不要在半夜给我发消息。"  # the sentence, without 对了，以后
     assert candidate.importance == 5
 
 
 async def test_at_most_two_candidates_most_confident_first(extractor: EmbeddingExtractor) -> None:
     candidates = await extractor.extract("我不吃葱。回复尽量简短。我想和她结婚。")
     assert len(candidates) == 2
-    assert {c.type for c in candidates} <= set(MEMORY_TYPES)
+    assert {c.type for c in candidates} <= set(V2_MEMORY_TYPES)
     assert len({c.content for c in candidates}) == 2
 
 

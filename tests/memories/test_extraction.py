@@ -4,30 +4,28 @@ from sqlalchemy import select, update
 
 from memchat.models import Memory, Message
 from memchat.models.message import EXTRACTION_PENDING
-from tests.conftest import Running, auth, chat, create_agent, signup
-from tests.memories.support import Serve, completions, history, memories, ops, serve_fixture  # noqa: F401
+from tests.conftest import auth
+from tests.memories.support import (  # noqa: F401
+    TURN_REPLY,
+    Serve,
+    completions,
+    history,
+    memories,
+    ops,
+    serve_fixture,
+    turn,
+    user_with_agent,
+)
 from tests.upstream import Reply, TestUpstream
 
 LLM = {"memory_extractor": "llm", "embeddings_provider": "local"}
-REPLY = "好呀，我记下了。"
-
-
-async def _user(running: Running) -> tuple[str, str]:
-    token = await signup(running.client)
-    return token, (await create_agent(running.client, token))["id"]
-
-
-async def _turn(running: Running, upstream: TestUpstream, token: str, agent_id: str, text: str, *answers: Reply) -> str:
-    upstream.script(Reply(text=REPLY), *answers)
-    response = await chat(running, token, agent_id, text)
-    assert response.status_code == 200, response.text
-    return response.text
+REPLY = TURN_REPLY
 
 
 async def test_llm_add_is_a_memory_with_an_llm_event(serve: Serve, upstream: TestUpstream) -> None:
     running = await serve(**LLM)
-    token, agent_id = await _user(running)
-    body = await _turn(
+    token, agent_id = await user_with_agent(running)
+    body = await turn(
         running,
         upstream,
         token,
@@ -51,8 +49,8 @@ async def test_llm_add_is_a_memory_with_an_llm_event(serve: Serve, upstream: Tes
 
 async def test_llm_update_archive_and_noop(serve: Serve, upstream: TestUpstream) -> None:
     running = await serve(**LLM)
-    token, agent_id = await _user(running)
-    await _turn(
+    token, agent_id = await user_with_agent(running)
+    await turn(
         running,
         upstream,
         token,
@@ -62,10 +60,10 @@ async def test_llm_update_archive_and_noop(serve: Serve, upstream: TestUpstream)
     )
     [cat] = await memories(running, token, agent_id)
 
-    await _turn(running, upstream, token, agent_id, "今天好累", ops({"op": "NOOP"}))
+    await turn(running, upstream, token, agent_id, "今天好累", ops({"op": "NOOP"}))
     assert await memories(running, token, agent_id) == [cat]
 
-    await _turn(
+    await turn(
         running,
         upstream,
         token,
@@ -78,7 +76,7 @@ async def test_llm_update_archive_and_noop(serve: Serve, upstream: TestUpstream)
     assert (updated["content"], updated["importance"]) == ("用户喜欢猫，尤其是橘猫", 4)
     assert "- m1 [preference / 偏好 / 重要度 3] 用户喜欢猫" in completions(upstream)[-1]["messages"][1]["content"]
 
-    await _turn(running, upstream, token, agent_id, "猫的事别记了", ops({"op": "ARCHIVE", "id": "m1"}))
+    await turn(running, upstream, token, agent_id, "猫的事别记了", ops({"op": "ARCHIVE", "id": "m1"}))
     assert await memories(running, token, agent_id) == []
     events = await history(running, token, cat["id"])
     assert [(e["kind"], e["actor"]) for e in events] == [("extracted", "llm"), ("updated", "llm"), ("archived", "llm")]
@@ -88,8 +86,8 @@ async def test_llm_update_archive_and_noop(serve: Serve, upstream: TestUpstream)
 
 async def test_invalid_json_falls_back_to_the_rules(serve: Serve, upstream: TestUpstream) -> None:
     running = await serve(**LLM)
-    token, agent_id = await _user(running)
-    await _turn(running, upstream, token, agent_id, "以后不要催我回消息", Reply(text="好的，我会记住的！{not json"))
+    token, agent_id = await user_with_agent(running)
+    await turn(running, upstream, token, agent_id, "以后不要催我回消息", Reply(text="好的，我会记住的！{not json"))
     [memory] = await memories(running, token, agent_id)
     assert (memory["type"], memory["content"], memory["importance"]) == ("boundary", "以后不要催我回消息", 5)
     assert [e["actor"] for e in await history(running, token, memory["id"])] == ["rules"]
@@ -99,8 +97,8 @@ async def test_upstream_failure_falls_back_to_the_rules_and_the_reply_stands(
     serve: Serve, upstream: TestUpstream
 ) -> None:
     running = await serve(**LLM)
-    token, agent_id = await _user(running)
-    body = await _turn(running, upstream, token, agent_id, "我喜欢下雨天", Reply(status=500))
+    token, agent_id = await user_with_agent(running)
+    body = await turn(running, upstream, token, agent_id, "我喜欢下雨天", Reply(status=500))
     assert body == REPLY
     [memory] = await memories(running, token, agent_id)
     assert memory["content"] == "我喜欢下雨天"
@@ -110,7 +108,7 @@ async def test_upstream_failure_falls_back_to_the_rules_and_the_reply_stands(
 
 async def test_partial_and_wrongly_typed_operations_are_dropped(serve: Serve, upstream: TestUpstream) -> None:
     running = await serve(**LLM)
-    token, agent_id = await _user(running)
+    token, agent_id = await user_with_agent(running)
     answer = Reply(
         text="```json\n"
         '{"operations": ['
@@ -122,20 +120,20 @@ async def test_partial_and_wrongly_typed_operations_are_dropped(serve: Serve, up
         '"ADD"'
         "]}\n```"
     )
-    await _turn(running, upstream, token, agent_id, "我喜欢爵士乐，也会弹吉他", answer)
+    await turn(running, upstream, token, agent_id, "我喜欢爵士乐，也会弹吉他", answer)
     [memory] = await memories(running, token, agent_id)
     assert (memory["type"], memory["content"], memory["importance"]) == ("preference", "用户喜欢爵士乐", 4)
 
 
 async def test_at_most_max_ops_are_applied(serve: Serve, upstream: TestUpstream) -> None:
     running = await serve(**LLM, memory_llm_max_ops=2)
-    token, agent_id = await _user(running)
+    token, agent_id = await user_with_agent(running)
     answer = ops(
         {"op": "ADD", "type": "preference", "content": "用户喜欢猫", "importance": 3},
         {"op": "ADD", "type": "boundary", "content": "用户不想聊工作", "importance": 5},
         {"op": "ADD", "type": "relationship_goal", "content": "用户想多出去约会", "importance": 3},
     )
-    await _turn(running, upstream, token, agent_id, "我喜欢猫，不想聊工作，想多出去约会", answer)
+    await turn(running, upstream, token, agent_id, "我喜欢猫，不想聊工作，想多出去约会", answer)
     assert sorted(m["content"] for m in await memories(running, token, agent_id)) == sorted(
         ["用户喜欢猫", "用户不想聊工作"]
     )
@@ -147,8 +145,8 @@ async def test_at_most_max_ops_are_applied(serve: Serve, upstream: TestUpstream)
 
 async def test_an_upstream_without_json_schema_is_asked_again_without_it(serve: Serve, upstream: TestUpstream) -> None:
     running = await serve(**LLM)
-    token, agent_id = await _user(running)
-    await _turn(
+    token, agent_id = await user_with_agent(running)
+    await turn(
         running,
         upstream,
         token,
@@ -165,8 +163,8 @@ async def test_an_upstream_without_json_schema_is_asked_again_without_it(serve: 
 
 async def test_an_llm_add_similar_to_a_memory_merges_into_it(serve: Serve, upstream: TestUpstream) -> None:
     running = await serve(**LLM)
-    token, agent_id = await _user(running)
-    await _turn(
+    token, agent_id = await user_with_agent(running)
+    await turn(
         running,
         upstream,
         token,
@@ -174,7 +172,7 @@ async def test_an_llm_add_similar_to_a_memory_merges_into_it(serve: Serve, upstr
         "我喜欢吃辣",
         ops({"op": "ADD", "type": "preference", "content": "用户喜欢吃辣", "importance": 3}),
     )
-    await _turn(
+    await turn(
         running,
         upstream,
         token,
@@ -182,7 +180,7 @@ async def test_an_llm_add_similar_to_a_memory_merges_into_it(serve: Serve, upstr
         "我特别爱吃辣的",
         ops({"op": "ADD", "type": "preference", "content": "用户特别爱吃辣的食物", "importance": 4}),
     )
-    await _turn(
+    await turn(
         running,
         upstream,
         token,
@@ -202,12 +200,12 @@ async def test_embeddings_extractor_remembers_types_and_merges_paraphrases(
     serve: Serve, upstream: TestUpstream
 ) -> None:
     running = await serve(memory_extractor="embeddings")
-    token, agent_id = await _user(running)
-    await _turn(running, upstream, token, agent_id, "今天天气真好")
+    token, agent_id = await user_with_agent(running)
+    await turn(running, upstream, token, agent_id, "今天天气真好")
     assert await memories(running, token, agent_id) == []
-    await _turn(running, upstream, token, agent_id, "我特别喜欢吃辣的")
-    await _turn(running, upstream, token, agent_id, "我超级爱吃辣")
-    await _turn(running, upstream, token, agent_id, "我不喜欢别人催我回消息")
+    await turn(running, upstream, token, agent_id, "我特别喜欢吃辣的")
+    await turn(running, upstream, token, agent_id, "我超级爱吃辣")
+    await turn(running, upstream, token, agent_id, "我不喜欢别人催我回消息")
     assert completions(upstream) == []  # no LLM call at all
     rows = await memories(running, token, agent_id)
     assert [(m["type"], m["content"], m["importance"]) for m in rows] == [
@@ -223,10 +221,10 @@ async def test_embeddings_extractor_remembers_types_and_merges_paraphrases(
 
 async def test_hybrid_asks_the_llm_only_when_the_gate_says_remember(serve: Serve, upstream: TestUpstream) -> None:
     running = await serve(memory_extractor="hybrid")
-    token, agent_id = await _user(running)
-    await _turn(running, upstream, token, agent_id, "你好呀")
+    token, agent_id = await user_with_agent(running)
+    await turn(running, upstream, token, agent_id, "你好呀")
     assert completions(upstream) == []
-    await _turn(
+    await turn(
         running,
         upstream,
         token,
@@ -238,15 +236,15 @@ async def test_hybrid_asks_the_llm_only_when_the_gate_says_remember(serve: Serve
     [memory] = await memories(running, token, agent_id)
     assert memory["content"] == "用户希望被称呼为小林"
     # the LLM failing: the gate's own candidate is kept
-    await _turn(running, upstream, token, agent_id, "我不喜欢别人催我回消息", Reply(text="不知道"))
+    await turn(running, upstream, token, agent_id, "我不喜欢别人催我回消息", Reply(text="不知道"))
     contents = [m["content"] for m in await memories(running, token, agent_id)]
     assert "我不喜欢别人催我回消息" in contents
 
 
 async def test_a_pending_extraction_runs_once_at_the_next_start(serve: Serve, upstream: TestUpstream) -> None:
     running = await serve(**LLM)
-    token, agent_id = await _user(running)
-    await _turn(running, upstream, token, agent_id, "我喜欢猫", ops({"op": "NOOP"}))
+    token, agent_id = await user_with_agent(running)
+    await turn(running, upstream, token, agent_id, "我喜欢猫", ops({"op": "NOOP"}))
     async with running.db.write() as session:  # as if the process died before the job ran
         await session.execute(
             update(Message).where(Message.role == "assistant").values(extraction_state=EXTRACTION_PENDING)
@@ -267,8 +265,8 @@ async def test_a_pending_extraction_runs_once_at_the_next_start(serve: Serve, up
 async def test_done_same_preference_three_ways_then_a_change_of_mind(serve: Serve, upstream: TestUpstream) -> None:
     """The issue's Done line: llm + embeddings, one memory, updated, every step in its history."""
     running = await serve(**LLM)
-    token, agent_id = await _user(running)
-    await _turn(
+    token, agent_id = await user_with_agent(running)
+    await turn(
         running,
         upstream,
         token,
@@ -277,7 +275,7 @@ async def test_done_same_preference_three_ways_then_a_change_of_mind(serve: Serv
         ops({"op": "ADD", "type": "preference", "content": "用户喜欢吃辣", "importance": 3}),
     )
     # a small model that answers ADD again: semantic dedupe merges it
-    await _turn(
+    await turn(
         running,
         upstream,
         token,
@@ -286,7 +284,7 @@ async def test_done_same_preference_three_ways_then_a_change_of_mind(serve: Serv
         ops({"op": "ADD", "type": "preference", "content": "用户超爱吃辣的东西", "importance": 3}),
     )
     # a model that sees the memory and answers UPDATE
-    await _turn(
+    await turn(
         running,
         upstream,
         token,
@@ -297,7 +295,7 @@ async def test_done_same_preference_three_ways_then_a_change_of_mind(serve: Serv
     [memory] = await memories(running, token, agent_id)
     assert memory["content"] == "用户无辣不欢"
     # changing one's mind
-    await _turn(
+    await turn(
         running,
         upstream,
         token,
@@ -332,8 +330,8 @@ async def test_llm_without_embeddings_shows_the_v1_first_memories_and_stores_no_
 ) -> None:
     running = await serve(memory_extractor="llm", memory_llm_context_memories=1)
     assert running.state.chat.memory.embeddings is None
-    token, agent_id = await _user(running)
-    await _turn(
+    token, agent_id = await user_with_agent(running)
+    await turn(
         running,
         upstream,
         token,
@@ -341,7 +339,7 @@ async def test_llm_without_embeddings_shows_the_v1_first_memories_and_stores_no_
         "我喜欢猫",
         ops({"op": "ADD", "type": "preference", "content": "用户喜欢猫", "importance": 3}),
     )
-    await _turn(
+    await turn(
         running,
         upstream,
         token,
@@ -352,7 +350,7 @@ async def test_llm_without_embeddings_shows_the_v1_first_memories_and_stores_no_
             {"op": "ADD", "type": "preference", "content": "用户喜欢猫", "importance": 3},
         ),
     )
-    await _turn(running, upstream, token, agent_id, "嗯", ops({"op": "NOOP"}))
+    await turn(running, upstream, token, agent_id, "嗯", ops({"op": "NOOP"}))
     shown = completions(upstream)[-1]["messages"][1]["content"]
     assert "- m1 [boundary / 边界 / 重要度 5] 用户不喜欢被催" in shown
     assert "m2" not in shown

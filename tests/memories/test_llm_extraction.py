@@ -15,7 +15,7 @@ from memchat.memories.llm_extraction import (
     memory_aliases,
     parse_operations,
 )
-from memchat.memories.rules import MAX_MEMORY_CHARS, MEMORY_TYPES
+from memchat.memories.rules import MAX_MEMORY_CHARS, V2_MEMORY_TYPES
 from memchat.memories.types import MemoryDraft, StoredMemory
 
 EXISTING = [
@@ -55,7 +55,7 @@ def test_response_format_is_a_strict_schema() -> None:
     assert ops["maxItems"] == 4
     variants = {v["properties"]["op"]["enum"][0]: v for v in ops["items"]["anyOf"]}
     assert set(variants) == {"ADD", "UPDATE", "ARCHIVE", "NOOP"}
-    assert variants["ADD"]["properties"]["type"]["enum"] == list(MEMORY_TYPES)
+    assert variants["ADD"]["properties"]["type"]["enum"] == list(V2_MEMORY_TYPES)  # fact included
     assert variants["ADD"]["properties"]["importance"]["enum"] == [1, 2, 3, 4, 5]
     for variant in variants.values():
         assert variant["additionalProperties"] is False
@@ -206,7 +206,7 @@ def _assert_valid(result: ParseResult, max_ops: int) -> None:
     touched: list[str] = []
     for op in result.operations:
         if isinstance(op, MemoryDraft):
-            assert op.type in MEMORY_TYPES
+            assert op.type in V2_MEMORY_TYPES
             assert type(op.importance) is int
             assert 1 <= op.importance <= 5
         elif isinstance(op, UpdateOp):

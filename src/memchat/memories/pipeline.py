@@ -17,7 +17,7 @@ from memchat.clock import now_ms
 from memchat.llm.client import LLMClient
 from memchat.memories import repository
 from memchat.memories.dates import local_day
-from memchat.memories.recall import RecallCandidate, rank_memories
+from memchat.memories.recall import NEAR_EVENT_BOOST, RecallCandidate, rank_memories
 from memchat.memories.semantic import MemoryEmbeddings
 from memchat.memories.types import StoredMemory
 
@@ -64,15 +64,21 @@ class MemoryPipeline:
         """The memories a turn injects. v1: the first `injection_limit` in v1 order (`active` is in it).
 
         ranked: boundaries first, then importance, recency and similarity to the user's message,
-        within the limit and the character budget. Embedding the message is bounded by a timeout;
-        when it fails or times out similarity is left out, and with no embedder the v1 order stays.
+        within the limit and the character budget; an event from two days before to three days after
+        today goes before the rest (boundaries excepted). Embedding the message is bounded by a
+        timeout; when it fails, times out or there is no embedder, similarity is left out. Either way
+        an event's memory shows its day beside the user's words.
         """
         embeddings = self.embeddings
-        if self.recall_mode != "ranked" or embeddings is None:
+        if self.recall_mode != "ranked":
             return [self._dated(m) for m in active[: self.injection_limit]]
         similarities: list[float | None] = [None] * len(active)
-        with_vectors = [(i, v) for i, m in enumerate(active) if (v := m.vector(embeddings.model)) is not None]
-        if user_text and with_vectors:
+        with_vectors = (
+            [(i, v) for i, m in enumerate(active) if (v := m.vector(embeddings.model)) is not None]
+            if embeddings is not None
+            else []
+        )
+        if user_text and with_vectors and embeddings is not None:
             try:
                 query = await asyncio.wait_for(embeddings.query(user_text), self.recall_timeout_s)
                 scores = embeddings.scores(query, [v for _, v in with_vectors])
@@ -82,7 +88,7 @@ class MemoryPipeline:
                 log.warning("embedding the user message for recall failed; ranking without similarity", exc_info=True)
         today = local_day(now_ms(), self.timezone)
         candidates = [
-            RecallCandidate(i, m.type, self._importance(m, today), m.updated_at_ms, m.content, similarities[i])
+            RecallCandidate(i, m.type, m.importance, m.updated_at_ms, m.content, similarities[i], self._boost(m, today))
             for i, m in enumerate(active)
         ]
         ranked = rank_memories(
@@ -91,12 +97,12 @@ class MemoryPipeline:
         return [self._dated(active[c.index]) for c in ranked]
 
     @staticmethod
-    def _importance(memory: StoredMemory, today: date) -> int:
-        """An event from two days before to three days after today counts as most important."""
+    def _boost(memory: StoredMemory, today: date) -> float:
+        """An event from two days before to three days after today goes before any other memory but boundaries."""
         if memory.event_date is None:
-            return memory.importance
+            return 0.0
         days = (date.fromisoformat(memory.event_date) - today).days
-        return 5 if -NEAR_EVENT_DAYS_BEFORE <= days <= NEAR_EVENT_DAYS_AFTER else memory.importance
+        return NEAR_EVENT_BOOST if -NEAR_EVENT_DAYS_BEFORE <= days <= NEAR_EVENT_DAYS_AFTER else 0.0
 
     @staticmethod
     def _dated(memory: StoredMemory) -> StoredMemory:

@@ -14,6 +14,7 @@ IMPORTANCE_WEIGHT = 0.4
 SIMILARITY_WEIGHT = 0.4
 RECENCY_WEIGHT = 0.2
 RECENCY_HALF_LIFE_MS = 30 * 24 * 3600 * 1000
+NEAR_EVENT_BOOST = IMPORTANCE_WEIGHT + RECENCY_WEIGHT
 
 
 @dataclass(frozen=True)
@@ -24,6 +25,7 @@ class RecallCandidate:
     updated_at_ms: int
     content: str
     similarity: float | None = None
+    boost: float = 0.0  # added to the score: a near event (NEAR_EVENT_BOOST) outranks any importance
 
 
 def _scaled(values: Sequence[float | None]) -> list[float]:
@@ -51,7 +53,7 @@ def rank_memories(
     """
     similarity = _scaled([c.similarity for c in candidates])
     scored = [
-        (c.type != BOUNDARY, -recall_score(c.importance, c.updated_at_ms, s, now_ms), c.index, c)
+        (c.type != BOUNDARY, -recall_score(c.importance, c.updated_at_ms, s, now_ms) - c.boost, c.index, c)
         for c, s in zip(candidates, similarity, strict=True)
     ]
     chosen: list[RecallCandidate] = []

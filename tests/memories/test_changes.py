@@ -1,0 +1,144 @@
+"""Changes of mind, paraphrases and compatible facts; slots, event dates and clean content (pure functions)."""
+
+from datetime import UTC, date, datetime
+
+import pytest
+
+from memchat.memories.changes import Changes, revisions, supersedes_for_update
+from memchat.memories.conflicts import COMPATIBLE, CONTRADICTS, SAME, analyse, relation
+from memchat.memories.content import clean_content
+from memchat.memories.dates import resolve_event_date
+from memchat.memories.slots import read_slots
+from memchat.memories.types import MemoryDraft, StoredMemory
+
+# Thursday 2026-12-03, 14:00 in Shanghai
+THURSDAY_MS = int(datetime(2026, 12, 3, 6, 0, tzinfo=UTC).timestamp() * 1000)
+
+
+def _relation(old: str, new: str) -> str:
+    return relation(analyse(new), analyse(old))
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("我喜欢喝咖啡。", "我现在不喜欢喝咖啡了，改喝茶。"),
+        ("我叫小林。", "其实我叫林晓，以后叫我晓晓吧。"),
+        ("我住在上海。", "我搬到杭州了。"),
+        ("回复简短一点。", "以后回复可以详细一点。"),
+        ("我每天七点起床。", "我现在每天六点就起床了。"),
+        ("我下周三面试。", "面试改到下周五了。"),
+        ("叫我阿杰就好。", "别叫我阿杰了，叫我杰哥。"),
+        ("我单身。", "我有女朋友了。"),
+        ("用英文回复我。", "改成用中文回复我吧。"),
+        ("我的猫叫团子。", "我的猫改名叫汤圆了。"),
+    ],
+)
+def test_changes_of_mind_contradict(old: str, new: str) -> None:
+    assert _relation(old, new) == CONTRADICTS
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("我喜欢猫。", "我也喜欢狗。"),
+        ("我喜欢吃鱼。", "我喜欢钓鱼。"),
+        ("我的猫叫团子。", "我的狗叫旺财。"),
+        ("我住在上海。", "我老家在湖南。"),
+        ("我下周三面试。", "我下周五体检。"),
+        ("别叫我宝贝。", "别问我工资多少。"),
+        ("我叫小林。", "我女朋友叫小雨。"),
+    ],
+)
+def test_compatible_facts_stay_apart(old: str, new: str) -> None:
+    assert _relation(old, new) == COMPATIBLE
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("我喜欢猫。", "我很喜欢猫咪。"),
+        ("我不吃辣。", "我吃不了辣。"),
+        ("回复简短一点。", "说话简洁些，别太长。"),
+        ("我住在上海。", "我现在住上海。"),
+        ("我的猫叫团子。", "我养了一只猫叫团子。"),
+        ("我女朋友叫小雨。", "我对象叫小雨。"),
+        ("用户喜欢猫", "用户很喜欢猫咪"),  # the LLM's third person reads as the first
+    ],
+)
+def test_paraphrases_are_the_same(old: str, new: str) -> None:
+    assert _relation(old, new) == SAME
+
+
+def test_slots_ignore_negated_values() -> None:
+    assert read_slots("别叫我阿杰了，叫我杰哥。")[0] == {"name": frozenset({"杰哥"})}
+    assert read_slots("我已经不在北京了，回成都工作了。")[0]["city"] == frozenset({"成都"})
+
+
+def test_similarity_joins_statements_with_little_shared_wording() -> None:
+    old, new = analyse("我想多陪陪她。"), analyse("我希望能多花时间陪她。")
+    assert relation(new, old) == COMPATIBLE
+    assert relation(new, old, similarity=0.9) == SAME
+
+
+def test_update_that_changes_the_mind_supersedes() -> None:
+    coffee = StoredMemory("m1", "preference", "用户喜欢喝咖啡", 3)
+    assert supersedes_for_update("用户不再喜欢喝咖啡，改喝茶", coffee)
+    assert not supersedes_for_update("用户喜欢喝咖啡，尤其是拿铁", coffee)
+
+
+def test_a_revision_the_classifier_missed_is_kept_with_the_type_it_changes() -> None:
+    known = [StoredMemory("m1", "preference", "我喜欢喝咖啡。", 3)]
+    [kept] = revisions("今天好累。我现在不喝咖啡了。", [], known)
+    assert kept == MemoryDraft("preference", "我现在不喝咖啡了。", 3)
+    assert revisions("今天好累。", [], known) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "day"),
+    [
+        ("我下周三面试", date(2026, 12, 9)),
+        ("我明天要出差", date(2026, 12, 4)),
+        ("月底搬家", date(2026, 12, 31)),
+        ("下个月5号考试", date(2027, 1, 5)),
+        ("1月5号回老家", date(2027, 1, 5)),
+        ("我周二去体检", date(2026, 12, 8)),  # a bare weekday already past this week is next week's
+        ("我这周五体检", date(2026, 12, 4)),
+        ("我每周六去爬山", None),  # a habit, not an event
+        ("我的猫叫团子", None),
+    ],
+)
+def test_event_dates_resolve_from_when_it_was_said(text: str, day: date | None) -> None:
+    assert resolve_event_date(text, THURSDAY_MS) == day
+
+
+def test_the_timezone_decides_the_day() -> None:
+    late_evening_utc = int(datetime(2026, 12, 3, 20, 0, tzinfo=UTC).timestamp() * 1000)  # Friday 04:00 in Shanghai
+    assert resolve_event_date("明天", late_evening_utc, "Asia/Shanghai") == date(2026, 12, 5)
+    assert resolve_event_date("明天", late_evening_utc, "UTC") == date(2026, 12, 4)
+
+
+def test_only_facts_get_an_event_date() -> None:
+    changes = Changes(said_at_ms=THURSDAY_MS)
+    assert changes.event_date("fact", "我下周三面试") == "2026-12-09"
+    assert changes.event_date("preference", "我下周三想吃火锅") is None
+
+
+@pytest.mark.parametrize(
+    ("text", "content"),
+    [
+        ("记住我周末喜欢爬山", "我周末喜欢爬山"),
+        ("帮我记一下，我对花生过敏。", "我对花生过敏。"),
+        ("对了，以后不要在半夜给我发消息。", "不要在半夜给我发消息。"),
+        ("我喜欢猫，记住了吗？", "我喜欢猫"),
+        ("以后的事以后再说。", "以后的事以后再说。"),
+        ("记住", None),
+        ("  ", None),
+    ],
+)
+def test_content_drops_commands_and_filler(text: str, content: str | None) -> None:
+    assert clean_content(text) == content
+
+
+def test_content_is_capped() -> None:
+    assert len(clean_content("记住" + "我喜欢猫" * 200) or "") == 500

