@@ -26,6 +26,7 @@ import subprocess
 import tempfile
 import time
 from collections import defaultdict
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -86,7 +87,7 @@ async def _serve(settings: Settings) -> tuple[uvicorn.Server, "asyncio.Task[None
     app = create_app(settings)
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.bind(("127.0.0.1", 0))
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on", timeout_keep_alive=600))
     task = asyncio.create_task(server.serve(sockets=[sock]))
     while not server.started:
         if task.done():
@@ -101,13 +102,13 @@ async def _import(client: httpx.AsyncClient, token: str, state: AppState, conv: 
     agent = await client.post("/api/agents", json={"name": conv.speaker_b, "handle": "@b"}, headers=headers)
     agent_id = agent.json()["id"]
     started = time.perf_counter()
-    response = await client.post(f"/api/agents/{agent_id}/import", json={"messages": conv.messages}, headers=headers)
-    response.raise_for_status()
-    imported = response.json()
+    body = {"messages": conv.messages}
+    # A retried POST is the same import (its id is the body's hash): it lands once.
+    imported = await _retried(lambda: client.post(f"/api/agents/{agent_id}/import", json=body, headers=headers))
+    url = f"/api/agents/{agent_id}/imports/{imported['id']}"
     while imported["state"] != "done":  # the progress a console shows, polled
         await asyncio.sleep(0.5)
-        progress = await client.get(f"/api/agents/{agent_id}/imports/{imported['id']}", headers=headers)
-        imported = progress.json()
+        imported = await _retried(lambda: client.get(url, headers=headers))
     seconds = time.perf_counter() - started
     async with state.db.read() as session:
         rows = await session.execute(
@@ -121,6 +122,20 @@ async def _import(client: httpx.AsyncClient, token: str, state: AppState, conv: 
             source_to_dia[message_id] = conv.dia_ids[index]
             message_at[message_id] = int(at)
     return Imported(conv, agent_id, source_to_dia, message_at, seconds)
+
+
+async def _retried(send: Callable[[], Awaitable[httpx.Response]], attempts: int = 5) -> Any:
+    """The JSON of a request, sent again when the connection drops (a keep-alive closed under load)."""
+    for attempt in range(attempts):
+        try:
+            response = await send()
+            response.raise_for_status()
+            return response.json()
+        except httpx.TransportError:
+            if attempt == attempts - 1:
+                raise
+            await asyncio.sleep(1.0)
+    raise AssertionError("unreachable")
 
 
 async def recall(state: AppState, agent_id: str, question: str) -> list[StoredMemory]:
