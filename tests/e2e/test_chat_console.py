@@ -279,7 +279,10 @@ def test_conversations_per_agent_new_switch_rename_delete(
 
     items = page.get_by_test_id("conversation")
     expect(items).to_have_count(2)
-    expect(items.first.get_by_test_id("conversation-name")).to_have_text("未命名对话")
+    expect(items.first.get_by_test_id("conversation-name")).to_contain_text("未命名对话 · ")
+    # Each with its own summary, in the list too.
+    expect(items.first.get_by_test_id("conversation-summary")).to_contain_text("周末去爬山")
+    expect(items.last.get_by_test_id("conversation-summary")).to_contain_text("我喜欢猫")
     expect(items.first).to_have_attribute("aria-current", "page")
     for item in (items.first, items.last):
         expect(item.get_by_test_id("conversation-count")).to_have_text("2 条消息")

@@ -3,6 +3,7 @@ import { Link, useNavigate } from "react-router-dom";
 import type { Conversation } from "../api/types";
 import { ConfirmButton } from "../components/ConfirmButton";
 import { ErrorBanner } from "../components/ErrorBanner";
+import { formatTime } from "../format";
 import { t } from "../i18n";
 import { useResource } from "../useResource";
 import { createConversation, deleteConversation, listConversations, renameConversation } from "./api";
@@ -14,7 +15,8 @@ export const chatPath = (agentId: string, conversation: Pick<Conversation, "id" 
 
 export function conversationName(conversation: Conversation): string {
   if (conversation.title) return conversation.title;
-  return conversation.isDefault ? t.chat.defaultConversation : t.chat.untitled;
+  if (conversation.isDefault) return t.chat.defaultConversation;
+  return `${t.chat.untitled} · ${formatTime(conversation.createdAtMs)}`;
 }
 
 /**
@@ -138,6 +140,11 @@ export function ConversationList({
                   <span className="conversation-count muted" data-testid="conversation-count">
                     {t.chat.messages(c.messageCount)}
                   </span>
+                  {c.summary ? (
+                    <span className="conversation-summary muted" data-testid="conversation-summary">
+                      {c.summary}
+                    </span>
+                  ) : null}
                 </Link>
                 <span className="conversation-actions">
                   <button
