@@ -22,8 +22,8 @@ import { useOnVisible } from "../useOnVisible";
 import { useResource } from "../useResource";
 
 const SEARCH_PAGE_SIZE = 200;
-// The text stream can end a moment before the server has stored the reply: look again
-// a few times before settling for a page without it.
+// The UI message stream finishes after the reply is stored, but a stream that broke off (network)
+// may end before: look again a few times before settling for a page without the reply.
 const REPLY_RETRY_MS = [100, 250, 500, 1000, 2000];
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
