@@ -20,6 +20,7 @@ PART_KEYS = {
     "text-end": {"type", "id"},
     "data-memory": {"type", "id", "data", "transient"},
     "data-conversation": {"type", "data", "transient"},
+    "data-error": {"type", "data", "transient"},
     "error": {"type", "errorText"},
     "finish": {"type", "finishReason", "messageMetadata"},
 }
@@ -140,18 +141,16 @@ async def test_an_upstream_failure_is_an_error_part_and_the_user_message_stays(
     before = await running.client.post("/api/ui/chat", json=chat_body(agent["id"], "第一句"), headers=auth(token))
     assert before.status_code == 200
     parts = parse_sse(before.text)
-    assert [p if p == "[DONE]" else p["type"] for p in parts] == ["error", "[DONE]"]
+    assert [p if p == "[DONE]" else p["type"] for p in parts] == ["data-error", "error", "[DONE]"]
+    assert parts[0]["data"] == {"code": "upstream_error", "message": parts[1]["errorText"]}
+    assert parts[0]["transient"] is True
     upstream.script(Reply(deltas=["说到", "一半"], cut_after=2))
     after = await running.client.post("/api/ui/chat", json=chat_body(agent["id"], "第二句"), headers=auth(token))
     parts = parse_sse(after.text)
     assert text_of(parts) == "说到一半"
     kinds = [p if p == "[DONE]" else p["type"] for p in parts]
-    assert kinds[-3:] == ["error", "finish", "[DONE]"] or kinds[-4:] == [
-        "error",
-        "data-conversation",
-        "finish",
-        "[DONE]",
-    ]
+    assert kinds[-5:] == ["data-error", "error", "data-conversation", "finish", "[DONE]"]
+    assert of_type(parts, "data-error")[0]["data"]["code"] == "upstream_interrupted"
     assert of_type(parts, "finish")[0]["messageMetadata"] == {"status": "incomplete"}
     await running.settle()
     stored = await history(running, token, agent["id"])

@@ -122,7 +122,9 @@ def test_upstream_failure_shows_the_error_and_keeps_the_message(
 
     banner = page.get_by_test_id("error-banner")
     expect(banner).to_contain_text("发送失败")
-    # The UI message stream's error part carries the server's words (no error code): they show as detail.
+    # the stream's data-error part carries the code: the banner says it in the page's language,
+    # the server's words only as detail
+    expect(banner).to_contain_text("模型服务出错，回复没有生成。")
     expect(banner).to_contain_text("the language model failed")
     expect(_messages(page)).to_have_count(1)
     expect(_messages(page).first).to_contain_text("这条消息发出去了吗")

@@ -54,7 +54,7 @@ class TurnFinished:
     summary: str | None = None
     message_count: int | None = None
     # the upstream failed after some text (the reply is stored incomplete)
-    error: str | None = None
+    error: "TurnFailed | None" = None
 
     @property
     def completed(self) -> bool:

@@ -66,7 +66,7 @@ class TurnRelay:
         self._live: LiveTurn | None = None
         self._stopped = False
         self._timeout: asyncio.Timeout | None = None
-        self._upstream_error: str | None = None
+        self._upstream_error: TurnFailed | None = None
 
     def attach(self, live: LiveTurn) -> None:
         """Followers of the turn (resume) get every event from the first text on."""
@@ -122,7 +122,9 @@ class TurnRelay:
             return INCOMPLETE
         except STREAM_ERRORS as exc:
             log.warning("upstream stream broke after %d deltas: %s", len(self._parts), exc)
-            self._upstream_error = "the upstream LLM failed mid-reply; the reply is stored incomplete"
+            self._upstream_error = TurnFailed(
+                code="upstream_interrupted", message="the upstream LLM failed mid-reply; the reply is stored incomplete"
+            )
             return INCOMPLETE
         finally:
             self._timeout = None
@@ -153,7 +155,7 @@ class TurnRelay:
             if saved is NOT_STORED:
                 # The client must not take the reply for stored: its stream ends as failed now,
                 # and the reply, which exists only here, is still tried in the background.
-                self._emit(TurnFailed("save_failed", "the reply could not be stored"))
+                self._emit(TurnFailed(code="save_failed", message="the reply could not be stored"))
                 self._queue.put_nowait(None)
                 await self._end_live()
                 saved = await self._save(status, state, limits.save_background_s)
@@ -162,7 +164,7 @@ class TurnRelay:
                     await self._mark_failed()
                     return
         except Exception:
-            self._emit(TurnFailed("save_failed", "the reply could not be stored"))
+            self._emit(TurnFailed(code="save_failed", message="the reply could not be stored"))
             raise
         assert not isinstance(saved, _NotStored)
         if saved is None:

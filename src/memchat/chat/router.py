@@ -12,7 +12,7 @@ from memchat.chat.encoders import PLAIN_TEXT, TurnEncoder
 from memchat.chat.schemas import ChatRequest
 from memchat.chat.services import ChatServices
 from memchat.chat.turn import run_chat_turn
-from memchat.chat.ui_stream import DONE, MEDIA_TYPE, UI_MESSAGE_STREAM, UI_STREAM_HEADERS, error_part
+from memchat.chat.ui_stream import DONE, MEDIA_TYPE, UI_MESSAGE_STREAM, UI_STREAM_HEADERS, error_parts
 from memchat.conversations.repository import get_default_conversation, users_conversation
 from memchat.errors import NotFound, UpstreamError
 from memchat.schemas import ErrorBody
@@ -80,7 +80,7 @@ async def ui_chat(
             services, user_id, body, idempotency_key, setup_done=setup_done(request), encoder=UI_MESSAGE_STREAM
         )
     except UpstreamError as exc:
-        return Response(error_part(exc.message) + DONE, media_type=MEDIA_TYPE, headers=UI_STREAM_HEADERS)
+        return Response(error_parts(exc.code, exc.message) + DONE, media_type=MEDIA_TYPE, headers=UI_STREAM_HEADERS)
 
 
 async def _conversation_of_chat(services: ChatServices, user_id: str, chat_id: str) -> str | None:

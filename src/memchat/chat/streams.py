@@ -71,6 +71,8 @@ def event_from_json(data: dict[str, Any]) -> TurnEvent | TurnStarted:
     kind = _KINDS[fields.pop("kind")]
     if kind is MemorySaved:
         return MemorySaved(tuple(MemoryNote(**note) for note in fields["memories"]))
+    if kind is TurnFinished and fields.get("error") is not None:
+        fields["error"] = TurnFailed(**fields["error"])
     event: TurnEvent | TurnStarted = kind(**fields)
     return event
 

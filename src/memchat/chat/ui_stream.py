@@ -7,8 +7,9 @@ A turn's parts, in order:
 - `data-memory` (transient): each memory the turn's inline extraction added,
   data = {action, memory: {id, type, content, importance}};
 - `data-conversation` (transient): data = {conversationId, summary, messageCount} once stored;
-- `error` when the upstream failed (before its first text: the only part; after some text: before
-  `finish`, the reply stored incomplete) or the reply could not be stored;
+- `data-error` (transient, {code, message}: the code as in the JSON errors), then `error`, when the
+  upstream failed (before its first text: the only parts; after some text: before `finish`, the
+  reply stored incomplete) or the reply could not be stored;
 - `finish` with finishReason (stop; length for a reply cut short; other for a stopped one) and
   messageMetadata {status} (the stored reply's status), then `data: [DONE]`.
 
@@ -48,8 +49,11 @@ def start_part(reply_id: str, user_message_id: str | None, conversation_id: str 
     )
 
 
-def error_part(text: str) -> bytes:
-    return sse({"type": "error", "errorText": text})
+def error_parts(code: str, message: str) -> bytes:
+    """A transient `data-error` {code, message} (for a client that shows its own words per code),
+    then the `error` part every client understands."""
+    data = {"type": "data-error", "data": {"code": code, "message": message}, "transient": True}
+    return sse(data) + sse({"type": "error", "errorText": message})
 
 
 def finish_part(status: str) -> bytes:
@@ -82,7 +86,7 @@ async def ui_chunks(started: TurnStarted, batches: EventBatches) -> AsyncIterato
                     out.append(sse({"type": "data-memory", "id": note.id, "data": change, "transient": True}))
             elif isinstance(event, TurnFinished):
                 if event.error is not None:
-                    out.append(error_part(event.error))
+                    out.append(error_parts(event.error.code, event.error.message))
                 if event.message_id is not None:
                     data: dict[str, Any] = {
                         "conversationId": started.conversation_id,
@@ -93,7 +97,7 @@ async def ui_chunks(started: TurnStarted, batches: EventBatches) -> AsyncIterato
                 out.append(finish_part(event.status))
                 out.append(DONE)
             elif isinstance(event, TurnFailed):
-                out.append(error_part(event.message))
+                out.append(error_parts(event.code, event.message))
                 out.append(DONE)
         if out:
             yield b"".join(out)

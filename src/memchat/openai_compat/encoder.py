@@ -80,7 +80,7 @@ class OpenAIEncoder:
                     return openai_error(500, event.message, code=event.code)
                 elif isinstance(event, TurnFinished):
                     if event.error is not None:
-                        return openai_error(502, event.error, code="upstream_error")
+                        return openai_error(502, event.error.message, code="upstream_error")
                     return self._completion(reply_id, "".join(parts), FINISH_REASONS.get(event.status, "stop"))
         return self._completion(reply_id, "".join(parts), "stop")
 
@@ -98,7 +98,7 @@ class OpenAIEncoder:
                     return
                 if isinstance(event, TurnFinished):
                     if event.error is not None:
-                        yield _sse(openai_error_body(502, event.error, code="upstream_error"))
+                        yield _sse(openai_error_body(502, event.error.message, code="upstream_error"))
                         return
                     for tail in self._finish(reply_id, FINISH_REASONS.get(event.status, "stop"), "".join(parts)):
                         yield tail

@@ -44,6 +44,8 @@ export type MemoryNote = { id: string; type: MemoryType; content: string; import
 export type ChatDataParts = {
   memory: { action: string; memory: MemoryNote };
   conversation: { conversationId: string | null; summary: string | null; messageCount: number | null };
+  /** Sent just before an `error` part: the error's code, as in the JSON errors. */
+  error: { code: string; message: string };
 };
 
 export type ChatMessage = UIMessage<MessageMeta, ChatDataParts>;

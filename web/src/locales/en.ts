@@ -291,6 +291,8 @@ export const en: Messages = {
       upstream_rate_limited: "The model service is busy (rate limited). Try again later. Your message is saved.",
       upstream_rejected: "The model service refused this request. Your message is saved.",
       upstream_empty: "The model returned nothing. Your message is saved.",
+      upstream_interrupted: "The model stopped mid-reply; what came is saved as an incomplete reply.",
+      save_failed: "The reply could not be saved. Your message is saved; try again.",
       upstream_event_too_large: "The model service sent too much data at once. Your message is saved.",
       no_llm_configured: "The server has no model configured yet.",
       local_model_unavailable: "The local model is not ready yet.",

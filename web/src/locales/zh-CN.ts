@@ -294,6 +294,8 @@ export const zhCN = {
       upstream_rate_limited: "模型服务繁忙（限流），请稍后重试。你的消息已保存。",
       upstream_rejected: "模型服务拒绝了这次请求。你的消息已保存。",
       upstream_empty: "模型没有返回任何内容。你的消息已保存。",
+      upstream_interrupted: "模型服务中途出错，已收到的部分作为未完成的回复保存。",
+      save_failed: "回复没能保存。你的消息已保存，请重试。",
       upstream_event_too_large: "模型服务返回的数据过大。你的消息已保存。",
       no_llm_configured: "服务器还没有配置模型。",
       local_model_unavailable: "本地模型还没有就绪。",

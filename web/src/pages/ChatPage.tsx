@@ -4,6 +4,7 @@ import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } fr
 import { Link, useParams, useSearchParams } from "react-router-dom";
 import { getAgent, type MessagePage } from "../api/agents";
 import { chatFetch } from "../api/client";
+import { ApiError } from "../api/errors";
 import { authHeaders } from "../api/session";
 import type { components } from "../api/schema";
 import type { Agent, ChatDataParts, ChatMessage } from "../api/types";
@@ -74,6 +75,8 @@ function ChatView({ agent, target, firstPage }: { agent: Agent; target: ChatTarg
   // What the running turn's stream said about memories and the conversation, shown at once.
   const [liveMemories, setLiveMemories] = useState<ChatDataParts["memory"][]>([]);
   const [liveConversation, setLiveConversation] = useState<ChatDataParts["conversation"] | null>(null);
+  // the code of the stream's last error (its `data-error` part), so the banner says it in the UI's words
+  const [streamError, setStreamError] = useState<ApiError | null>(null);
   const [stopping, setStopping] = useState(false);
 
   // The AI SDK's UI message stream. A reply that streams while the page (re)loads is picked up
@@ -109,6 +112,8 @@ function ChatView({ agent, target, firstPage }: { agent: Agent; target: ChatTarg
         setLiveMemories((list) => [note, ...list.filter((n) => n.memory.id !== note.memory.id)]);
       } else if (part.type === "data-conversation") {
         setLiveConversation(part.data);
+      } else if (part.type === "data-error") {
+        setStreamError(new ApiError(200, part.data.code, part.data.message));
       }
     },
     onFinish: ({ isAbort, isError }) => {
@@ -262,6 +267,7 @@ function ChatView({ agent, target, firstPage }: { agent: Agent; target: ChatTarg
 
   const send = (text: string) => {
     atBottom.current = true;
+    setStreamError(null);
     void sendMessage({ text });
   };
 
@@ -285,6 +291,7 @@ function ChatView({ agent, target, firstPage }: { agent: Agent; target: ChatTarg
   const editMessage = (messageId: string, text: string) => {
     if (busy) return;
     atBottom.current = true;
+    setStreamError(null);
     void sendMessage({ text, messageId });
   };
 
@@ -357,13 +364,16 @@ function ChatView({ agent, target, firstPage }: { agent: Agent; target: ChatTarg
           ) : null}
         </div>
         <ErrorBanner error={historyError} />
-        {error ? <ErrorBanner error={error} title={t.chat.errorTitle} /> : null}
+        {error ? <ErrorBanner error={streamError ?? error} title={t.chat.errorTitle} /> : null}
         <Composer
           busy={busy}
           stopping={stopping}
           regenerateLabel={canRegenerate ? (last?.role === "assistant" ? t.chat.regenerate : t.common.retry) : null}
           onSend={send}
-          onRegenerate={() => void regenerate()}
+          onRegenerate={() => {
+            setStreamError(null);
+            void regenerate();
+          }}
           onStop={() => void stopReply()}
         />
       </section>
