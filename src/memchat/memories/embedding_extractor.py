@@ -133,12 +133,12 @@ _HERE_AND_NOW = re.compile(r"[这那]|刚|今天|今晚|现在|你")
 _LIKING_TYPES = {"不喜欢": BOUNDARY, "不爱": PREFERENCE, "讨厌": BOUNDARY, "受不了": BOUNDARY, "害怕": FACT, "怕": FACT}
 
 
-def _rescue(c: Classification) -> Classification:
+def _rescue(c: Classification, min_confidence: float) -> Classification:
     """A sentence judged not worth remembering is kept when it fills a slot (name, city, job,
     schedule, reply length...) or plainly states a liking, dislike, fear or habit: the classifier
     has seen few of them, and they are what changes of mind change."""
-    if c.type is not None:
-        return c
+    if c.type is not None or c.confidence < min_confidence:
+        return c  # a memory already, or an answer too unsure to stand on
     slots = read_slots(c.text)[0]
     if slots:
         memory_type = FACT
@@ -235,10 +235,10 @@ class EmbeddingExtractor:
             units.append(text)  # the whole message, for memories that need all their sentences
         judged = await self.classify(units)
         whole, sentences = judged[-1], judged[:-1]
-        sentences = [_rescue(c) for c in sentences]
+        sentences = [_rescue(c, self._min_confidence) for c in sentences]
         kept = sorted((c for c in sentences if c.type is not None), key=lambda c: -c.confidence)
         if not kept and len(judged) == 1:
-            whole = _rescue(whole)
+            whole = _rescue(whole, self._min_confidence)
         if not kept and whole.type is not None:
             kept = [whole]
         drafts: list[MemoryDraft] = []
