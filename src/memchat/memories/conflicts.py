@@ -30,6 +30,8 @@ _CHANGE = re.compile(
     r"|不.{0,6}了[。！!，,]?$|取消|分手|送人|已经.{0,4}了"
 )
 _ALSO = re.compile(r"也|还[要喜爱在有会]|另外|同时")
+# About talking of something (别问我工资 / 现在可以聊工作了): a boundary on a topic, not a fact about it.
+_TOPIC = re.compile(r"聊|问|提|谈|讲")
 # What carries no content: pronouns, particles, degree and frequency words, the verbs of
 # liking, wanting and habit, negation. Longest first, so 不喜欢 goes before 喜欢.
 _STOP = sorted(
@@ -39,12 +41,17 @@ _STOP = sorted(
         " 会 能 可以 要 想 想要 希望 用户"
         " 喜欢 爱 讨厌 不喜欢 不爱 不要 不想 不再 不能 不用 不 没有 没 别 请 麻烦 以后 今后 现在 其实 已经 最近 目前"
         " 改成 改为 换成 是 在 有 一个 一名 一位 一只 个 只 和 跟 与 对 被 让 给 把 所以 因为 但是 可是 而且 那么 这么"
-        " 就好 就行 好了 吧 时候 的话 东西 事情 事 最爱 最喜欢 喜好 爱好 觉得 其他 我家里 家里 一下"
+        " 就好 就行 好了 吧 时候 的话 东西 事情 事 最爱 最喜欢 喜好 爱好 觉得 其他 我家里 家里 叫 一下"
     ).split(),
     key=len,
     reverse=True,
 )
 _STOP_RE = re.compile("|".join(map(re.escape, _STOP)))
+# Days and times say when, not what: 下周三我有个面试 and 考试改到下周四了 share no content.
+_WHEN = re.compile(
+    r"(?:下下|下|这|本|上)?(?:个)?(?:周|星期|礼拜)[一二三四五六日天末]|今天|明天|后天|昨天|今晚|明晚|早上|晚上|中午|下午"
+    r"|(?:下个?月|这个?月|本月)?(?:月底|月初|\d{1,2}[号日])|\d{1,2}月\d{1,2}[号日]|每天|每周|周末"
+)
 _NON_WORD = re.compile(r"[^\u4e00-\u9fffA-Za-z0-9]+")
 
 
@@ -54,12 +61,13 @@ class Statement:
     negative: bool
     changed: bool  # says it revises something (改成, 不再, 现在不, 其实...)
     also: bool  # adds to what was said (也, 还)
+    topic: bool  # about talking of something (聊, 问, 提)
     slots: dict[str, frozenset[str]]
     chunks: frozenset[str]  # content phrases
 
 
 def _chunks(text: str) -> frozenset[str]:
-    spaced = _NON_WORD.sub(" ", _STOP_RE.sub(" ", text))
+    spaced = _NON_WORD.sub(" ", _STOP_RE.sub(" ", _WHEN.sub(" ", text)))
     return frozenset(c for c in spaced.split() if c)
 
 
@@ -70,6 +78,7 @@ def analyse(text: str) -> Statement:
         negative=bool(_NEGATIVE.search(text)),
         changed=bool(_CHANGE.search(text)),
         also=bool(_ALSO.search(text)),
+        topic=bool(_TOPIC.search(text)),
         slots=slots,
         chunks=_chunks(rest),
     )
@@ -79,13 +88,22 @@ def _bigrams(chunks: frozenset[str]) -> set[str]:
     return {c[i : i + 2] for c in chunks for i in range(len(c) - 1)}
 
 
+_GENERIC_VERBS = set("吃喝看听玩去做用学买打")
+
+
+def _content_chars(chunks: frozenset[str]) -> set[str]:
+    """The characters of the content, without generic verbs (吃, 看...) when there is more to it."""
+    chars = set("".join(chunks))
+    return chars - _GENERIC_VERBS or chars
+
+
 def content_overlap(a: frozenset[str], b: frozenset[str]) -> float:
     """0-1: how much of the shorter statement's content the other one says too.
 
     Characters and character pairs both count, so 吃鱼 / 钓鱼 (one character of two, no pair) stays
     apart while 喝咖啡 / 咖啡是我最喜欢的饮料 comes together.
     """
-    chars_a, chars_b = set("".join(a)), set("".join(b))
+    chars_a, chars_b = _content_chars(a), _content_chars(b)
     if not chars_a or not chars_b:
         return 0.0
     chars = len(chars_a & chars_b) / min(len(chars_a), len(chars_b))
@@ -119,6 +137,8 @@ def relation(new: Statement, old: Statement, similarity: float | None = None) ->
     if _names_favourite(new, old) or _names_favourite(old, new):
         return SAME  # 咖啡是我最喜欢的饮料 / 我喜欢喝咖啡
     overlap = content_overlap(new.chunks, old.chunks)
+    if new.topic != old.topic:
+        return SAME if overlap >= 1.0 and new.negative == old.negative else COMPATIBLE  # 别聊工作 / 我在北京工作
     if new.negative != old.negative and overlap >= FLIP_OVERLAP:
         return CONTRADICTS
     if new.changed and overlap >= CHANGE_OVERLAP:
