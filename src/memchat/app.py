@@ -209,7 +209,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             except SharedStateRequired as exc:
                 log.error("memchat cannot start: %s", exc)
                 raise
-            chat.registered = True
+            except DBAPIError as exc:
+                # a database that cannot be written now (read-only, locked) does not keep memchat
+                # from starting: /healthz says so; this instance is then not registered
+                log.warning("registering this instance failed: %s", exc.orig)
+            else:
+                chat.registered = True
         try:
             await recover_unfinished_turns(db, state.chat.memory)
         except DBAPIError:
