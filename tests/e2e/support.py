@@ -45,3 +45,22 @@ def wait_for(condition: Callable[[], bool], what: str, timeout_s: float = 10.0) 
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out waiting for {what}")
         time.sleep(0.05)
+
+
+# --- the chat page (Playwright) ---
+
+
+def open_chat(page: Any, agent_id: str, query: str = "") -> None:
+    from playwright.sync_api import expect
+
+    page.goto(f"/agents/{agent_id}/chat{query}")
+    expect(page.get_by_test_id("composer")).to_be_visible()
+
+
+def send_message(page: Any, text: str) -> None:
+    page.get_by_test_id("composer").fill(text)
+    page.get_by_test_id("send").click()
+
+
+def message_items(page: Any) -> Any:
+    return page.get_by_test_id("message")

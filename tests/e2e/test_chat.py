@@ -5,24 +5,10 @@ from typing import Any
 import pytest
 
 from tests.e2e.conftest import Account, Screenshots, Server, Upstream
-from tests.e2e.support import chat_turn, create_agent, history
+from tests.e2e.support import chat_turn, create_agent, history, message_items, open_chat, send_message
 
 pytestmark = pytest.mark.e2e
 expect = pytest.importorskip("playwright.sync_api").expect
-
-
-def _open_chat(page: Any, agent_id: str) -> None:
-    page.goto(f"/agents/{agent_id}/chat")
-    expect(page.get_by_test_id("composer")).to_be_visible()
-
-
-def _send(page: Any, text: str) -> None:
-    page.get_by_test_id("composer").fill(text)
-    page.get_by_test_id("send").click()
-
-
-def _messages(page: Any) -> Any:
-    return page.get_by_test_id("message")
 
 
 def test_the_reply_streams_in_and_the_turn_is_stored(
@@ -32,13 +18,13 @@ def test_the_reply_streams_in_and_the_turn_is_stored(
     agent_id = create_agent(
         server, account.token, "小雨", defaultPrompt="你是小雨，说话温柔。", profile={"relationship": "暧昧期"}
     )
-    _open_chat(page, agent_id)
+    open_chat(page, agent_id)
     expect(page.get_by_text("还没有消息，打个招呼吧。")).to_be_visible()
 
     upstream.script({"deltas": ["你好呀", "，我是小雨", "。今天过得怎么样？"], "holdAfter": 2})
     with page.expect_request("**/api/ui/chat") as sent:
-        _send(page, "你好，第一次聊天")
-    # What useChat's TextStreamChatTransport sent: its fields, our agentId, the bearer token.
+        send_message(page, "你好，第一次聊天")
+    # What useChat's DefaultChatTransport sent: its fields, our agentId, the bearer token.
     body = sent.value.post_data_json
     assert body["agentId"] == agent_id
     assert body["trigger"] == "submit-message"
@@ -72,8 +58,8 @@ def test_the_reply_streams_in_and_the_turn_is_stored(
         ("assistant", "你好呀，我是小雨。今天过得怎么样？", "completed"),
     ]
     # After the turn the console shows the server's messages, with the server's ids.
-    expect(_messages(page).first).to_have_attribute("data-message-id", stored[0]["id"])
-    expect(_messages(page).last).to_have_attribute("data-message-id", stored[1]["id"])
+    expect(message_items(page).first).to_have_attribute("data-message-id", stored[0]["id"])
+    expect(message_items(page).last).to_have_attribute("data-message-id", stored[1]["id"])
 
 
 def test_refresh_restores_the_history_from_the_server(
@@ -81,17 +67,17 @@ def test_refresh_restores_the_history_from_the_server(
 ) -> None:
     page = logged_in
     agent_id = create_agent(server, account.token, "小雨")
-    _open_chat(page, agent_id)
+    open_chat(page, agent_id)
     upstream.script({"text": "记得，你说过喜欢爬山。"})
-    _send(page, "还记得我说过什么吗")
-    expect(_messages(page).last).to_contain_text("记得，你说过喜欢爬山。")
+    send_message(page, "还记得我说过什么吗")
+    expect(message_items(page).last).to_contain_text("记得，你说过喜欢爬山。")
 
     # A turn made elsewhere (another tab, a script) shows up too: the server is the truth.
     upstream.script({"text": "另一个窗口里的回复"})
     chat_turn(server, account.token, agent_id, "我在另一个窗口")
     page.reload()
-    expect(_messages(page)).to_have_count(4)
-    texts = _messages(page).get_by_test_id("message-text").all_inner_texts()
+    expect(message_items(page)).to_have_count(4)
+    texts = message_items(page).get_by_test_id("message-text").all_inner_texts()
     assert texts == ["还记得我说过什么吗", "记得，你说过喜欢爬山。", "我在另一个窗口", "另一个窗口里的回复"]
 
 
@@ -100,13 +86,13 @@ def test_load_earlier_pages_back(logged_in: Any, server: Server, account: Accoun
     agent_id = create_agent(server, account.token, "小雨")
     for n in range(1, 27):  # 52 messages: one more page than the first 50
         chat_turn(server, account.token, agent_id, f"第 {n} 条消息")
-    _open_chat(page, agent_id)
-    expect(_messages(page)).to_have_count(50)
-    expect(_messages(page).first.get_by_test_id("message-text")).to_have_text("第 2 条消息")
+    open_chat(page, agent_id)
+    expect(message_items(page)).to_have_count(50)
+    expect(message_items(page).first.get_by_test_id("message-text")).to_have_text("第 2 条消息")
 
     page.get_by_test_id("load-earlier").click()
-    expect(_messages(page)).to_have_count(52)
-    expect(_messages(page).first.get_by_test_id("message-text")).to_have_text("第 1 条消息")
+    expect(message_items(page)).to_have_count(52)
+    expect(message_items(page).first.get_by_test_id("message-text")).to_have_text("第 1 条消息")
     expect(page.get_by_text("没有更早的消息了")).to_be_visible()
     expect(page.get_by_test_id("load-earlier")).to_have_count(0)
 
@@ -116,9 +102,9 @@ def test_upstream_failure_shows_the_error_and_keeps_the_message(
 ) -> None:
     page = logged_in
     agent_id = create_agent(server, account.token, "小雨")
-    _open_chat(page, agent_id)
+    open_chat(page, agent_id)
     upstream.script({"status": 500})
-    _send(page, "这条消息发出去了吗")
+    send_message(page, "这条消息发出去了吗")
 
     banner = page.get_by_test_id("error-banner")
     expect(banner).to_contain_text("发送失败")
@@ -126,18 +112,18 @@ def test_upstream_failure_shows_the_error_and_keeps_the_message(
     # the server's words only as detail
     expect(banner).to_contain_text("模型服务出错，回复没有生成。")
     expect(banner).to_contain_text("the language model failed")
-    expect(_messages(page)).to_have_count(1)
-    expect(_messages(page).first).to_contain_text("这条消息发出去了吗")
+    expect(message_items(page)).to_have_count(1)
+    expect(message_items(page).first).to_contain_text("这条消息发出去了吗")
     screenshots.take(page, "chat-error")
 
     page.reload()
-    expect(_messages(page)).to_have_count(1)
-    expect(_messages(page).first).to_contain_text("这条消息发出去了吗")
+    expect(message_items(page)).to_have_count(1)
+    expect(message_items(page).first).to_contain_text("这条消息发出去了吗")
 
     # Retrying answers the stored message; it is not written twice.
     upstream.script({"text": "收到啦，刚才网络不好。"})
     page.get_by_test_id("regenerate").click()
-    expect(_messages(page).last).to_contain_text("收到啦，刚才网络不好。")
+    expect(message_items(page).last).to_contain_text("收到啦，刚才网络不好。")
     assert [m["role"] for m in history(server, account.token, agent_id)] == ["user", "assistant"]
 
 
@@ -146,15 +132,15 @@ def test_stop_then_regenerate_the_last_reply(
 ) -> None:
     page = logged_in
     agent_id = create_agent(server, account.token, "小雨")
-    _open_chat(page, agent_id)
+    open_chat(page, agent_id)
     upstream.script({"deltas": ["第一段", "第二段", "第三段"], "holdAfter": 1})
-    _send(page, "讲个长一点的故事")
-    expect(_messages(page).last).to_contain_text("第一段")
+    send_message(page, "讲个长一点的故事")
+    expect(message_items(page).last).to_contain_text("第一段")
     with page.expect_request(f"**/api/chat/{agent_id}/stop") as stop:
         page.get_by_test_id("stop").click()
     assert stop.value.method == "POST"
     expect(page.get_by_test_id("send")).to_be_visible()
-    expect(_messages(page).last.get_by_test_id("message-text")).to_have_text("第一段")
+    expect(message_items(page).last.get_by_test_id("message-text")).to_have_text("第一段")
 
     # The server stopped the upstream and stored what was shown, marked stopped.
     stored = history(server, account.token, agent_id)
@@ -164,19 +150,19 @@ def test_stop_then_regenerate_the_last_reply(
     ]
     upstream.release()
     page.reload()
-    expect(_messages(page).last.get_by_test_id("message-text")).to_have_text("第一段")
-    expect(_messages(page).last).to_have_attribute("data-status", "stopped")
-    expect(_messages(page).last).to_contain_text("已停止")
+    expect(message_items(page).last.get_by_test_id("message-text")).to_have_text("第一段")
+    expect(message_items(page).last).to_have_attribute("data-status", "stopped")
+    expect(message_items(page).last).to_contain_text("已停止")
 
     upstream.script({"text": "换个说法：从前有座山。"})
     with page.expect_request("**/api/ui/chat") as sent:
         page.get_by_test_id("regenerate").click()
     assert sent.value.post_data_json["trigger"] == "regenerate-message"
-    expect(_messages(page).last.get_by_test_id("message-text")).to_have_text("换个说法：从前有座山。")
+    expect(message_items(page).last.get_by_test_id("message-text")).to_have_text("换个说法：从前有座山。")
     expect(page.get_by_test_id("send")).to_be_visible()
     page.reload()
-    expect(_messages(page)).to_have_count(2)
-    expect(_messages(page).last.get_by_test_id("message-text")).to_have_text("换个说法：从前有座山。")
+    expect(message_items(page)).to_have_count(2)
+    expect(message_items(page).last.get_by_test_id("message-text")).to_have_text("换个说法：从前有座山。")
 
 
 def test_a_reply_cut_off_upstream_is_kept_and_marked(
@@ -184,15 +170,15 @@ def test_a_reply_cut_off_upstream_is_kept_and_marked(
 ) -> None:
     page = logged_in
     agent_id = create_agent(server, account.token, "小雨")
-    _open_chat(page, agent_id)
+    open_chat(page, agent_id)
     upstream.script({"deltas": ["说到一半", "就断了", "（不会出现）"], "cutAfter": 2})
-    _send(page, "你那边信号好吗")
-    last = _messages(page).last
+    send_message(page, "你那边信号好吗")
+    last = message_items(page).last
     expect(last).to_have_attribute("data-status", "incomplete")
     expect(last.get_by_test_id("message-text")).to_have_text("说到一半就断了")
     expect(last).to_contain_text("回复中断")
     page.reload()
-    expect(_messages(page).last).to_have_attribute("data-status", "incomplete")
+    expect(message_items(page).last).to_have_attribute("data-status", "incomplete")
 
 
 def test_coming_back_to_a_tab_shows_what_another_device_wrote(
@@ -201,15 +187,15 @@ def test_coming_back_to_a_tab_shows_what_another_device_wrote(
     """Tabs of one browser sync live (test_chat_console); another device's turn shows on coming back."""
     page = logged_in
     agent_id = create_agent(server, account.token, "小雨")
-    _open_chat(page, agent_id)
+    open_chat(page, agent_id)
     expect(page.get_by_text("还没有消息，打个招呼吧。")).to_be_visible()
 
     upstream.script({"text": "这是手机上的回复。"})
     chat_turn(server, account.token, agent_id, "我在手机上")
-    expect(_messages(page)).to_have_count(0)
+    expect(message_items(page)).to_have_count(0)
 
     # The browser fires visibilitychange when the user switches back to a tab.
     page.evaluate("document.dispatchEvent(new Event('visibilitychange'))")
-    expect(_messages(page)).to_have_count(2)
-    expect(_messages(page).last).to_contain_text("这是手机上的回复。")
+    expect(message_items(page)).to_have_count(2)
+    expect(message_items(page).last).to_contain_text("这是手机上的回复。")
     expect(page.get_by_test_id("message-count")).to_have_text("2")

@@ -23,7 +23,7 @@ from tests.e2e.conftest import (
     _stop,
     _wait_until_up,
 )
-from tests.e2e.support import chat_turn, create_agent, history, wait_for
+from tests.e2e.support import chat_turn, create_agent, history, message_items, open_chat, send_message, wait_for
 
 pytestmark = pytest.mark.e2e
 expect = pytest.importorskip("playwright.sync_api").expect
@@ -37,20 +37,6 @@ MARKDOWN_REPLY = [
     '<script>window.pwned = 1</script>\n\n<img src=x onerror="window.pwned = 2">\n\n',
     "[点我](javascript:window.pwned=3) 或看 [文档](https://example.com/docs)",
 ]
-
-
-def _open_chat(page: Any, agent_id: str, query: str = "") -> None:
-    page.goto(f"/agents/{agent_id}/chat{query}")
-    expect(page.get_by_test_id("composer")).to_be_visible()
-
-
-def _send(page: Any, text: str) -> None:
-    page.get_by_test_id("composer").fill(text)
-    page.get_by_test_id("send").click()
-
-
-def _messages(page: Any) -> Any:
-    return page.get_by_test_id("message")
 
 
 def _assistant(page: Any) -> Any:
@@ -81,12 +67,12 @@ def test_a_reply_renders_as_markdown_while_it_streams_with_copy_buttons(
     page = logged_in
     page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=server.base_url)
     agent_id = create_agent(server, account.token, "小雨")
-    _open_chat(page, agent_id)
+    open_chat(page, agent_id)
     # A remote model answers here: no demo banner.
     expect(page.get_by_test_id("demo-banner")).to_have_count(0)
 
     upstream.script({"deltas": MARKDOWN_REPLY, "holdAfter": 1})
-    _send(page, "周末去爬山吗")
+    send_message(page, "周末去爬山吗")
     reply = _assistant(page).last.get_by_test_id("message-text")
     # Mid-stream (one delta out, cut inside a bold): already a heading, bold and inline code, and
     # the half-written bold renders as bold, not as raw asterisks.
@@ -155,8 +141,8 @@ def test_on_a_phone_the_chat_is_full_height_with_the_panel_as_a_drawer(
     try:
         page = context.new_page()
         _log_in(page, account.token)
-        _open_chat(page, agent_id)
-        expect(_messages(page)).to_have_count(4)
+        open_chat(page, agent_id)
+        expect(message_items(page)).to_have_count(4)
         composer = page.get_by_test_id("composer")
 
         # Full height: the page itself does not scroll, the chat ends at the bottom of the screen.
@@ -176,7 +162,7 @@ def test_on_a_phone_the_chat_is_full_height_with_the_panel_as_a_drawer(
         composer.press("Enter")
         composer.type("第二行")
         expect(composer).to_have_value("第一行\n第二行")
-        expect(_messages(page)).to_have_count(4)
+        expect(message_items(page)).to_have_count(4)
         composer.fill("")
         # The reply's markdown renders here too.
         expect(_assistant(page).first.locator("strong")).to_have_text("周六")
@@ -198,9 +184,9 @@ def test_on_a_phone_the_chat_is_full_height_with_the_panel_as_a_drawer(
         expect(panel).to_be_hidden()
 
         upstream.script({"text": "收到。"})
-        _send(page, "好的")
-        expect(_messages(page).last).to_contain_text("收到。")
-        expect(_messages(page)).to_have_count(6)
+        send_message(page, "好的")
+        expect(message_items(page).last).to_contain_text("收到。")
+        expect(message_items(page)).to_have_count(6)
     finally:
         context.close()
 
@@ -210,22 +196,22 @@ def test_open_tabs_of_a_conversation_follow_each_others_turns(
 ) -> None:
     first = logged_in
     agent_id = create_agent(server, account.token, "小雨")
-    _open_chat(first, agent_id)
+    open_chat(first, agent_id)
     second = first.context.new_page()
-    _open_chat(second, agent_id)
+    open_chat(second, agent_id)
 
     upstream.script({"text": "这是第一个标签页里的回复。"})
-    _send(first, "我在第一个标签页")
+    send_message(first, "我在第一个标签页")
     # No focus change, no reload: the second tab follows.
-    expect(_messages(second)).to_have_count(2)
-    expect(_messages(second).last).to_contain_text("这是第一个标签页里的回复。")
+    expect(message_items(second)).to_have_count(2)
+    expect(message_items(second).last).to_contain_text("这是第一个标签页里的回复。")
     expect(second.get_by_test_id("message-count")).to_have_text("2")
 
     # Both tabs send while the first tab's reply is still streaming.
     upstream.script({"deltas": ["第一个", "慢慢说完"], "holdAfter": 1}, {"text": "第二个标签页的回复"})
-    _send(first, "第一个标签页又说")
+    send_message(first, "第一个标签页又说")
     expect(_assistant(first).last).to_contain_text("第一个")
-    _send(second, "第二个标签页也说")
+    send_message(second, "第二个标签页也说")
     expect(_assistant(second).last).to_contain_text("第二个标签页的回复")
     upstream.release()
 
@@ -238,9 +224,9 @@ def test_open_tabs_of_a_conversation_follow_each_others_turns(
     wait_for(server_has_both_replies, "both replies to be stored")
     # Each tab ends with the server's six messages, in the server's order, with the server's ids.
     for page in (first, second):
-        expect(_messages(page)).to_have_count(6)
+        expect(message_items(page)).to_have_count(6)
         for index, message in enumerate(stored):
-            expect(_messages(page).nth(index)).to_have_attribute("data-message-id", message["id"])
+            expect(message_items(page).nth(index)).to_have_attribute("data-message-id", message["id"])
         expect(page.get_by_test_id("message-count")).to_have_text("6")
 
 
@@ -249,10 +235,10 @@ def test_conversations_per_agent_new_switch_rename_delete(
 ) -> None:
     page = logged_in
     agent_id = create_agent(server, account.token, "小雨")
-    _open_chat(page, agent_id)
+    open_chat(page, agent_id)
     upstream.script({"text": "猫很可爱。"})
-    _send(page, "我喜欢猫")
-    expect(_messages(page).last).to_contain_text("猫很可爱。")
+    send_message(page, "我喜欢猫")
+    expect(message_items(page).last).to_contain_text("猫很可爱。")
     expect(page.get_by_test_id("panel-memory").first).to_contain_text("我喜欢猫")
 
     page.get_by_test_id("new-conversation").click()
@@ -266,11 +252,11 @@ def test_conversations_per_agent_new_switch_rename_delete(
 
     upstream.script({"text": "好，周末去爬山。"})
     with page.expect_request("**/api/ui/chat") as sent:
-        _send(page, "周末去爬山")
+        send_message(page, "周末去爬山")
     body = sent.value.post_data_json
     assert body["conversationId"] == conversation_id
     assert body["id"] == conversation_id
-    expect(_messages(page).last).to_contain_text("好，周末去爬山。")
+    expect(message_items(page).last).to_contain_text("好，周末去爬山。")
     expect(page.get_by_test_id("message-count")).to_have_text("2")
     expect(page.get_by_test_id("summary")).to_contain_text("周末去爬山")
     expect(page.get_by_test_id("summary")).not_to_contain_text("我喜欢猫")
@@ -298,22 +284,22 @@ def test_conversations_per_agent_new_switch_rename_delete(
     # Back to the default conversation: its own messages, summary and count.
     page.locator("[data-testid=conversation][data-default=true] .conversation-link").click()
     expect(page).to_have_url(f"{server.base_url}/agents/{agent_id}/chat")
-    expect(_messages(page)).to_have_count(2)
-    expect(_messages(page).first).to_contain_text("我喜欢猫")
+    expect(message_items(page)).to_have_count(2)
+    expect(message_items(page).first).to_contain_text("我喜欢猫")
     expect(page.get_by_test_id("summary")).to_contain_text("我喜欢猫")
     expect(page.get_by_test_id("summary")).not_to_contain_text("周末去爬山")
 
     # Delete the other one (after a confirmation): gone with its messages, the memory stays. A tab
     # that showed it goes back to the default conversation.
     second = page.context.new_page()
-    _open_chat(second, agent_id, f"?conversation={conversation_id}")
-    expect(_messages(second).first).to_contain_text("周末去爬山")
+    open_chat(second, agent_id, f"?conversation={conversation_id}")
+    expect(message_items(second).first).to_contain_text("周末去爬山")
     other = page.locator(f"[data-testid=conversation][data-conversation-id='{conversation_id}']")
     other.get_by_test_id("conversation-delete").click()
     other.get_by_test_id("conversation-delete-confirm").click()
     expect(page.get_by_test_id("conversation")).to_have_count(1)
     expect(second).to_have_url(f"{server.base_url}/agents/{agent_id}/chat")
-    expect(_messages(second).first).to_contain_text("我喜欢猫")
+    expect(message_items(second).first).to_contain_text("我喜欢猫")
     with server.api(account.token) as api:
         assert api.get(f"/api/conversations/{conversation_id}").status_code == 404
     expect(page.get_by_test_id("panel-memory").first).to_contain_text("我喜欢猫")
@@ -326,16 +312,16 @@ def test_edit_a_sent_message_and_answer_it_again(
 ) -> None:
     page = logged_in
     agent_id = create_agent(server, account.token, "小雨")
-    _open_chat(page, agent_id)
+    open_chat(page, agent_id)
     upstream.script({"text": "狗很忠诚。"}, {"text": "第二个回复"})
-    _send(page, "我养了一只狗")
-    expect(_messages(page).last).to_contain_text("狗很忠诚。")
-    _send(page, "它叫旺财")
-    expect(_messages(page).last).to_contain_text("第二个回复")
+    send_message(page, "我养了一只狗")
+    expect(message_items(page).last).to_contain_text("狗很忠诚。")
+    send_message(page, "它叫旺财")
+    expect(message_items(page).last).to_contain_text("第二个回复")
     first_id = history(server, account.token, agent_id)[0]["id"]
-    expect(_messages(page).first).to_have_attribute("data-message-id", first_id)
+    expect(message_items(page).first).to_have_attribute("data-message-id", first_id)
 
-    first = _messages(page).first
+    first = message_items(page).first
     first.get_by_test_id("edit-message").click()
     expect(first.get_by_test_id("edit-text")).to_have_value("我养了一只狗")
     first.get_by_test_id("edit-text").fill("我养了一只猫")
@@ -348,9 +334,9 @@ def test_edit_a_sent_message_and_answer_it_again(
     assert [m["parts"][0]["text"] for m in body["messages"]] == ["我养了一只猫"]
 
     # The edited message and everything after it are replaced, here and on the server.
-    expect(_messages(page)).to_have_count(2)
-    expect(_messages(page).first).to_contain_text("我养了一只猫")
-    expect(_messages(page).last).to_contain_text("猫很独立。")
+    expect(message_items(page)).to_have_count(2)
+    expect(message_items(page).first).to_contain_text("我养了一只猫")
+    expect(message_items(page).last).to_contain_text("猫很独立。")
     expect(page.get_by_test_id("message-count")).to_have_text("2")
     stored = history(server, account.token, agent_id)
     assert [(m["role"], m["parts"][0]["text"]) for m in stored] == [
@@ -361,8 +347,8 @@ def test_edit_a_sent_message_and_answer_it_again(
     assert prompt[-1] == {"role": "user", "content": "我养了一只猫"}
     assert not any("旺财" in m["content"] or "狗" in m["content"] for m in prompt[1:])
     page.reload()
-    expect(_messages(page)).to_have_count(2)
-    expect(_messages(page).first).to_contain_text("我养了一只猫")
+    expect(message_items(page)).to_have_count(2)
+    expect(message_items(page).first).to_contain_text("我养了一只猫")
 
 
 @pytest.fixture
@@ -414,7 +400,7 @@ def test_a_banner_says_when_the_demo_model_answers(browser: Any, demo_server: st
     try:
         page = context.new_page()
         _log_in(page, token)
-        _open_chat(page, agent.json()["id"])
+        open_chat(page, agent.json()["id"])
         banner = page.get_by_test_id("demo-banner")
         expect(banner).to_contain_text("内置演示模型")
         banner.get_by_text("如何配置真实模型").click()
@@ -429,10 +415,10 @@ def test_a_memory_from_the_stream_shows_in_the_side_panel(
 ) -> None:
     page = logged_in
     agent_id = create_agent(server, account.token, "小雨")
-    _open_chat(page, agent_id)
+    open_chat(page, agent_id)
     upstream.script({"text": "记住了，不催你。"})
-    _send(page, "以后不要催我回消息")
-    expect(_messages(page).last).to_contain_text("记住了，不催你。")
+    send_message(page, "以后不要催我回消息")
+    expect(message_items(page).last).to_contain_text("记住了，不催你。")
     # The turn's data-memory part put it there (data-live), with its type and importance.
     live = page.locator("[data-testid=panel-memory][data-live=true]")
     expect(live).to_have_count(1)
@@ -451,9 +437,9 @@ def test_a_reply_streaming_during_a_reload_is_resumed(
 ) -> None:
     page = logged_in
     agent_id = create_agent(server, account.token, "小雨")
-    _open_chat(page, agent_id)
+    open_chat(page, agent_id)
     upstream.script({"deltas": ["第一段，", "第二段。"], "holdAfter": 1})
-    _send(page, "讲个故事")
+    send_message(page, "讲个故事")
     expect(_assistant(page).last).to_contain_text("第一段，")
 
     with page.expect_request(f"**/api/ui/chat/{agent_id}/stream") as resumed:
@@ -468,6 +454,6 @@ def test_a_reply_streaming_during_a_reload_is_resumed(
     expect(reply.get_by_test_id("message-text")).to_have_text("第一段，第二段。")
     expect(page.get_by_test_id("send")).to_be_visible()
     stored = history(server, account.token, agent_id)
-    expect(_messages(page)).to_have_count(2)
+    expect(message_items(page)).to_have_count(2)
     expect(_assistant(page).last).to_have_attribute("data-message-id", stored[1]["id"])
     assert [m["parts"][0]["text"] for m in stored] == ["讲个故事", "第一段，第二段。"]
