@@ -13,6 +13,7 @@ import sys
 import time
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -123,43 +124,58 @@ def upstream(e2e_dir: Path) -> Iterator[Upstream]:
         _stop(process)
 
 
-@pytest.fixture(scope="package")
-def server(e2e_dir: Path, upstream: Upstream) -> Iterator[Server]:
+@contextmanager
+def serve_memchat(data: Path, env: dict[str, str]) -> Iterator[str]:
+    """`memchat serve` on a SQLite database in `data` with the built console, `env` on top of this
+    environment (MEMCHAT_LLM_* settings of the environment left out); yields its base URL."""
     if not (DIST / "index.html").is_file():
         pytest.skip("web/dist is missing: build the console with `cd web && npm ci && npm run build`")
     memchat = shutil.which("memchat", path=str(Path(sys.executable).parent)) or "memchat"
+    data.mkdir(parents=True, exist_ok=True)
+    full_env = {k: v for k, v in os.environ.items() if not k.startswith("MEMCHAT_LLM_")}
+    full_env.update(
+        {
+            "MEMCHAT_DATA_DIR": str(data),
+            "MEMCHAT_DATABASE_URL": f"sqlite+aiosqlite:///{data / 'memchat.sqlite3'}",
+            "MEMCHAT_JWT_SECRET": uuid.uuid4().hex,
+            "MEMCHAT_WEB_DIST_DIR": str(DIST),
+            "MEMCHAT_CHAT_RATE_LIMIT_PER_MINUTE": "0",
+            **env,
+        }
+    )
     port = _free_port()
-    data = e2e_dir / "data"
-    data.mkdir()
-    env = {
-        **os.environ,
-        "MEMCHAT_DATA_DIR": str(data),
-        "MEMCHAT_DATABASE_URL": f"sqlite+aiosqlite:///{data / 'memchat.sqlite3'}",
-        "MEMCHAT_LLM_BASE_URL": upstream.base_url,
-        "MEMCHAT_LLM_API_KEY": "e2e",
-        "MEMCHAT_LLM_MODEL": "test",
-        # A scripted failure must reach the browser, not be retried away.
-        "MEMCHAT_LLM_MAX_RETRIES": "0",
-        "MEMCHAT_CHAT_RATE_LIMIT_PER_MINUTE": "0",
-        "MEMCHAT_JWT_SECRET": uuid.uuid4().hex,
-        "MEMCHAT_WEB_DIST_DIR": str(DIST),
-    }
-    log = e2e_dir / "server.log"
+    log = data / "server.log"
     with log.open("wb") as out:
         # cwd is the temp folder so that a developer's ./.env cannot change the test server.
         process = subprocess.Popen(
             [memchat, "serve", "--port", str(port), "--log-level", "warning"],
-            cwd=e2e_dir,
-            env=env,
+            cwd=data,
+            env=full_env,
             stdout=out,
             stderr=subprocess.STDOUT,
         )
     base_url = f"http://127.0.0.1:{port}"
     try:
         _wait_until_up(f"{base_url}/healthz", process, log)
-        yield Server(base_url=base_url)
+        yield base_url
     finally:
         _stop(process)
+
+
+def upstream_env(upstream: Upstream) -> dict[str, str]:
+    return {
+        "MEMCHAT_LLM_BASE_URL": upstream.base_url,
+        "MEMCHAT_LLM_API_KEY": "e2e",
+        "MEMCHAT_LLM_MODEL": "test",
+        # A scripted failure must reach the browser, not be retried away.
+        "MEMCHAT_LLM_MAX_RETRIES": "0",
+    }
+
+
+@pytest.fixture(scope="package")
+def server(e2e_dir: Path, upstream: Upstream) -> Iterator[Server]:
+    with serve_memchat(e2e_dir / "data", upstream_env(upstream)) as base_url:
+        yield Server(base_url=base_url)
 
 
 # Package scope, not session: sync Playwright keeps an event loop running in this thread until it

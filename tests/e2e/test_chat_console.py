@@ -1,10 +1,6 @@
 """The chat console: markdown replies, copy buttons, the phone layout, live tabs, conversations, edits, demo banner."""
 
-import os
 import re
-import shutil
-import subprocess
-import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,14 +10,11 @@ import httpx
 import pytest
 
 from tests.e2e.conftest import (
-    DIST,
     Account,
     Screenshots,
     Server,
     Upstream,
-    _free_port,
-    _stop,
-    _wait_until_up,
+    serve_memchat,
 )
 from tests.e2e.support import chat_turn, create_agent, history, message_items, open_chat, send_message, wait_for
 
@@ -354,38 +347,9 @@ def test_edit_a_sent_message_and_answer_it_again(
 @pytest.fixture
 def demo_server(e2e_dir: Path) -> Iterator[str]:
     """`memchat serve` with no LLM configured: the embedded demo model answers."""
-    if not (DIST / "index.html").is_file():
-        pytest.skip("web/dist is missing: build the console with `cd web && npm ci && npm run build`")
     pytest.importorskip("xllamacpp")
-    memchat = shutil.which("memchat", path=str(Path(sys.executable).parent)) or "memchat"
-    data = e2e_dir / f"demo-{uuid.uuid4().hex[:6]}"
-    data.mkdir()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMCHAT_LLM_")}
-    env.update(
-        {
-            "MEMCHAT_DATA_DIR": str(data),
-            "MEMCHAT_DATABASE_URL": f"sqlite+aiosqlite:///{data / 'memchat.sqlite3'}",
-            "MEMCHAT_JWT_SECRET": uuid.uuid4().hex,
-            "MEMCHAT_WEB_DIST_DIR": str(DIST),
-            "MEMCHAT_LOCAL_N_THREADS": "1",
-        }
-    )
-    port = _free_port()
-    log = data / "server.log"
-    with log.open("wb") as out:
-        process = subprocess.Popen(
-            [memchat, "serve", "--port", str(port), "--log-level", "warning"],
-            cwd=data,
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
-    base_url = f"http://127.0.0.1:{port}"
-    try:
-        _wait_until_up(f"{base_url}/healthz", process, log)
+    with serve_memchat(e2e_dir / f"demo-{uuid.uuid4().hex[:6]}", {"MEMCHAT_LOCAL_N_THREADS": "1"}) as base_url:
         yield base_url
-    finally:
-        _stop(process)
 
 
 def test_a_banner_says_when_the_demo_model_answers(browser: Any, demo_server: str) -> None:
