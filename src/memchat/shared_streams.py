@@ -22,9 +22,8 @@ from typing import Any
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
-from memchat.chat.events import TurnEvent, TurnStarted
+from memchat.chat.events import EventBatches, TurnEvent, TurnStarted
 from memchat.chat.streams import (
-    EventBatches,
     LiveTurn,
     StopTurn,
     decode_batch,
@@ -204,9 +203,6 @@ class RedisTurnStreams:
             except (RedisError, OSError):
                 log.warning("the Redis stop listener lost its connection; reconnecting")
                 await asyncio.sleep(1.0)
-
-    async def aclose(self) -> None:
-        return None
 
 
 def _json(raw: bytes) -> dict[str, Any]:

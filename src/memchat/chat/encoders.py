@@ -1,32 +1,36 @@
 """Turn events on the wire.
 
-A `TurnEncoder` turns a started turn's event batches into a response, and a retry's stored reply
-into one. The turn (chat.turn.run_chat_turn) takes the encoder of its route; it does not change for
-a new transport. Here: the plain text stream of the AI SDK's TextStreamChatTransport (`/api/chat`,
-the seed's wire format). Other transports: chat/ui_stream.py (the AI SDK's UI message stream) and
-openai_compat (OpenAI's chunks).
+A `TurnEncoder` turns a turn's event batches into a response; a retry's stored reply is the same
+events replayed (`replayed`), so each wire format is written in one place. The turn
+(chat.turn.run_chat_turn) takes the encoder of its route; it does not change for a new transport.
+Here: the plain text stream of the AI SDK's TextStreamChatTransport (`/api/chat`, the seed's wire
+format). Other transports: chat/ui_stream.py (the AI SDK's UI message stream) and openai_compat
+(OpenAI's chunks).
 """
 
 from collections.abc import AsyncIterator
 from typing import Protocol
 
-from starlette.responses import PlainTextResponse, Response
+from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
-from memchat.chat.events import TextDelta, TurnEvent, TurnFailed, TurnStarted
+from memchat.chat.events import EventBatches, TextDelta, TurnFailed, TurnFinished, TurnStarted
 from memchat.chat.user_message import StoredReply
-
-EventBatches = AsyncIterator[list[TurnEvent]]
 
 
 class TurnEncoder(Protocol):
     async def stream(self, started: TurnStarted, batches: EventBatches) -> Response:
-        """The response for a turn whose upstream has started: its events as they come."""
+        """The response for a turn: its events as they come."""
         ...
 
-    async def stored(self, reply: StoredReply) -> Response:
-        """The response for a retried turn whose reply is already stored."""
-        ...
+
+def replayed(reply: StoredReply) -> tuple[TurnStarted, EventBatches]:
+    """A retried turn whose reply is stored, as the events of a turn: its text, then its end."""
+
+    async def batches() -> EventBatches:
+        yield [TextDelta(reply.text), TurnFinished(reply.status, None)]
+
+    return TurnStarted(reply.reply_id, reply.user_message_id, reply.conversation_id), batches()
 
 
 STREAM_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
@@ -36,7 +40,7 @@ class StreamFailed(Exception):
     """The turn failed after the response started: the body must not end as a success."""
 
 
-async def plain_text_chunks(batches: AsyncIterator[list[TurnEvent]]) -> AsyncIterator[bytes]:
+async def plain_text_chunks(batches: EventBatches) -> AsyncIterator[bytes]:
     """Each delta as soon as it is here; deltas that arrived together go out in one write.
 
     Plain text has no way to say "failed" but to end the body abnormally: on TurnFailed the
@@ -58,9 +62,6 @@ class PlainTextEncoder:
 
     async def stream(self, started: TurnStarted, batches: EventBatches) -> Response:
         return StreamBody(plain_text_chunks(batches), "text/plain; charset=utf-8")
-
-    async def stored(self, reply: StoredReply) -> Response:
-        return PlainTextResponse(reply.text, headers=STREAM_HEADERS)
 
 
 PLAIN_TEXT = PlainTextEncoder()

@@ -1,5 +1,6 @@
 """What a turn tells its client, independent of the wire format: the events an encoder writes."""
 
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 
@@ -14,7 +15,6 @@ class TurnStarted:
     reply_id: str
     user_message_id: str | None
     conversation_id: str | None
-    agent_id: str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,10 +56,6 @@ class TurnFinished:
     # the upstream failed after some text (the reply is stored incomplete)
     error: "TurnFailed | None" = None
 
-    @property
-    def completed(self) -> bool:
-        return self.status == "completed"
-
 
 @dataclass(frozen=True, slots=True)
 class TurnFailed:
@@ -70,3 +66,5 @@ class TurnFailed:
 
 
 TurnEvent = TextDelta | MemorySaved | TurnFinished | TurnFailed
+# what an encoder reads: the events that arrived together, batch by batch, to the turn's end
+EventBatches = AsyncIterator[list[TurnEvent]]

@@ -10,13 +10,20 @@ the user message stays in progress (a retry gets 409) until the reply is stored 
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator
 
 from sqlalchemy.exc import DBAPIError
 
 from memchat.chat.after_turn import after_saved, extraction_state_for
 from memchat.chat.context import TurnContext
-from memchat.chat.events import MemoryNote, MemorySaved, TextDelta, TurnEvent, TurnFailed, TurnFinished
+from memchat.chat.events import (
+    EventBatches,
+    MemoryNote,
+    MemorySaved,
+    TextDelta,
+    TurnEvent,
+    TurnFailed,
+    TurnFinished,
+)
 from memchat.chat.save import SavedReply, save_assistant_turn
 from memchat.chat.services import ChatServices
 from memchat.chat.streams import LiveTurn
@@ -218,7 +225,7 @@ class TurnRelay:
                 log.warning("saving the turn failed (attempt %d), retrying", attempt)
                 await asyncio.sleep(delay)
 
-    async def events(self) -> AsyncIterator[list[TurnEvent]]:
+    async def events(self) -> EventBatches:
         """The turn's events as they come; events that arrived together in one batch."""
         queue = self._queue
         while (event := await queue.get()) is not None:

@@ -14,12 +14,20 @@ latest, a stop stops all of them.
 import asyncio
 import dataclasses
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from typing import Any, Protocol
 
-from memchat.chat.events import MemoryNote, MemorySaved, TextDelta, TurnEvent, TurnFailed, TurnFinished, TurnStarted
+from memchat.chat.events import (
+    EventBatches,
+    MemoryNote,
+    MemorySaved,
+    TextDelta,
+    TurnEvent,
+    TurnFailed,
+    TurnFinished,
+    TurnStarted,
+)
 
-EventBatches = AsyncIterator[list[TurnEvent]]
 StopTurn = Callable[[], None]
 
 
@@ -51,8 +59,6 @@ class TurnStreams(Protocol):
     async def run(self) -> None:
         """Whatever must run for the life of the app (the Redis stop listener)."""
         ...
-
-    async def aclose(self) -> None: ...
 
 
 # --- events as JSON (the Redis log) ---
@@ -101,9 +107,9 @@ class _LocalLog:
         self.events.append(event)
         self._changed.set()
 
-    async def wait(self) -> None:
-        await self._changed.wait()
-        self._changed.clear()
+    def end(self) -> None:
+        self.done.set()
+        self._changed.set()
 
     async def follow(self) -> EventBatches:
         seen = 0
@@ -115,13 +121,9 @@ class _LocalLog:
                 continue
             if self.done.is_set():
                 return
-            waiter = asyncio.ensure_future(self.wait())
-            ended = asyncio.ensure_future(self.done.wait())
-            try:
-                await asyncio.wait((waiter, ended), return_when=asyncio.FIRST_COMPLETED)
-            finally:
-                waiter.cancel()
-                ended.cancel()
+            # each follower clears after waking and looks at the log again before it waits
+            await self._changed.wait()
+            self._changed.clear()
 
 
 class _LocalLiveTurn:
@@ -133,7 +135,7 @@ class _LocalLiveTurn:
         self._log.publish(event)
 
     async def close(self) -> None:
-        self._log.done.set()
+        self._log.end()
         self._streams.forget(self._log)
 
 
@@ -172,7 +174,4 @@ class LocalTurnStreams:
         return bool(logs)
 
     async def run(self) -> None:
-        return None
-
-    async def aclose(self) -> None:
         return None

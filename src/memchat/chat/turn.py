@@ -18,7 +18,7 @@ from starlette.responses import Response
 
 from memchat.auth.repository import get_user
 from memchat.chat.context import TurnContext
-from memchat.chat.encoders import PLAIN_TEXT, TurnEncoder
+from memchat.chat.encoders import PLAIN_TEXT, TurnEncoder, replayed
 from memchat.chat.events import TurnStarted
 from memchat.chat.intent import TurnIntent, read_intent
 from memchat.chat.prompt import PromptProfile, build_prompt_messages
@@ -49,7 +49,7 @@ async def run_chat_turn(
         intent = read_intent(request, user_id, idempotency_key, services.limits)
         turn = await prepare_turn(services, intent)
         if isinstance(turn, StoredReply):
-            return await encoder.stored(turn)
+            return await encoder.stream(*replayed(turn))
     finally:
         if setup_done is not None:
             setup_done()  # the next turn's setup may start while this one waits for the model
@@ -59,7 +59,7 @@ async def run_chat_turn(
         await _mark_failed(services, turn)
         raise
     relay = TurnRelay(services, turn, reply)
-    started = TurnStarted(turn.reply_id, turn.user_message_id, turn.conversation_id, turn.agent_id)
+    started = TurnStarted(turn.reply_id, turn.user_message_id, turn.conversation_id)
     if turn.conversation_id is not None:
         relay.attach(await services.streams.start(started, relay.stop))
     services.background.spawn(relay.run(), name=f"turn-{turn.user_message_id or 'compat'}")

@@ -22,11 +22,10 @@ from typing import Any
 import orjson
 from starlette.responses import Response
 
-from memchat.chat.encoders import EventBatches, StreamBody
-from memchat.chat.events import MemorySaved, TextDelta, TurnFailed, TurnFinished, TurnStarted
-from memchat.chat.user_message import StoredReply
+from memchat.chat.encoders import STREAM_HEADERS, StreamBody
+from memchat.chat.events import EventBatches, MemorySaved, TextDelta, TurnFailed, TurnFinished, TurnStarted
 
-UI_STREAM_HEADERS = {"x-vercel-ai-ui-message-stream": "v1", "X-Accel-Buffering": "no", "Cache-Control": "no-cache"}
+UI_STREAM_HEADERS = {**STREAM_HEADERS, "x-vercel-ai-ui-message-stream": "v1"}
 MEDIA_TYPE = "text/event-stream"
 _TEXT_PART = "text-0"
 _FINISH_REASONS = {"completed": "stop", "incomplete": "length", "stopped": "other"}
@@ -106,19 +105,6 @@ async def ui_chunks(started: TurnStarted, batches: EventBatches) -> AsyncIterato
 class UIMessageStreamEncoder:
     async def stream(self, started: TurnStarted, batches: EventBatches) -> Response:
         return StreamBody(ui_chunks(started, batches), MEDIA_TYPE, UI_STREAM_HEADERS)
-
-    async def stored(self, reply: StoredReply) -> Response:
-        body = b"".join(
-            (
-                start_part(reply.reply_id, reply.user_message_id, reply.conversation_id),
-                sse({"type": "text-start", "id": _TEXT_PART}),
-                sse({"type": "text-delta", "id": _TEXT_PART, "delta": reply.text}),
-                sse({"type": "text-end", "id": _TEXT_PART}),
-                finish_part(reply.status),
-                DONE,
-            )
-        )
-        return Response(body, media_type=MEDIA_TYPE, headers=UI_STREAM_HEADERS)
 
 
 UI_MESSAGE_STREAM = UIMessageStreamEncoder()

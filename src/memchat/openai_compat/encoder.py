@@ -16,9 +16,8 @@ from typing import Any
 import orjson
 from starlette.responses import JSONResponse, Response
 
-from memchat.chat.encoders import EventBatches, StreamBody
-from memchat.chat.events import TextDelta, TurnFailed, TurnFinished, TurnStarted
-from memchat.chat.user_message import StoredReply
+from memchat.chat.encoders import StreamBody
+from memchat.chat.events import EventBatches, TextDelta, TurnFailed, TurnFinished, TurnStarted
 from memchat.clock import now_ms
 from memchat.openai_compat.errors import openai_error, openai_error_body
 from memchat.openai_compat.schemas import AssistantMessage, ChatCompletion, Choice, Usage
@@ -51,20 +50,6 @@ class OpenAIEncoder:
         if self.stream_body:
             return StreamBody(self._chunks(started.reply_id, batches), MEDIA_TYPE)
         return await self._collected(started.reply_id, batches)
-
-    async def stored(self, reply: StoredReply) -> Response:
-        """A retry (same Idempotency-Key) whose reply is stored: that reply, in the same shape."""
-        finish = FINISH_REASONS.get(reply.status, "stop")
-        if self.stream_body:
-
-            async def chunks() -> AsyncIterator[bytes]:
-                yield self._chunk(reply.reply_id, {"role": "assistant", "content": ""})
-                yield self._chunk(reply.reply_id, {"content": reply.text})
-                for tail in self._finish(reply.reply_id, finish, reply.text):
-                    yield tail
-
-            return StreamBody(chunks(), MEDIA_TYPE)
-        return self._completion(reply.reply_id, reply.text, finish)
 
     def usage(self, reply: str) -> Usage:
         prompt, completion = estimate_tokens(self.input_text), estimate_tokens(reply)
