@@ -77,6 +77,15 @@ def _positive(text: str, start: int) -> bool:
     return not _NEGATED_BEFORE.search(text[max(0, start - 3) : start])
 
 
+# slots with two values; when both patterns match, the first one wins
+_EITHER_OR: tuple[tuple[str, tuple[tuple[re.Pattern[str], str], ...]], ...] = (
+    ("reply_length", ((_LONG, "long"), (_SHORT, "short"))),
+    ("tone", ((_CASUAL, "casual"), (_FORMAL, "formal"))),
+    ("study_work", ((_WORKING, "working"), (_STUDENT, "student"))),
+    ("relationship_status", ((_SINGLE, "single"), (_TAKEN, "taken"))),
+)
+
+
 def read_slots(text: str) -> tuple[dict[str, frozenset[str]], str]:
     """The slots `text` fills (slot -> values), and the text left for comparing content."""
     found: dict[str, set[str]] = {}
@@ -118,22 +127,10 @@ def read_slots(text: str) -> tuple[dict[str, frozenset[str]], str]:
         put(f"favourite:{kind}", value)
     if language := _LANGUAGE.search(rest):
         put("reply_language", _LANGUAGE_NAMES.get(language.group(1), language.group(1)))
-    if _LONG.search(rest):
-        put("reply_length", "long")
-    elif _SHORT.search(rest):
-        put("reply_length", "short")
-    if _CASUAL.search(rest):
-        put("tone", "casual")
-    elif _FORMAL.search(rest):
-        put("tone", "formal")
-    if _WORKING.search(rest):
-        put("study_work", "working")
-    elif _STUDENT.search(rest):
-        put("study_work", "student")
-    if _SINGLE.search(rest):
-        put("relationship_status", "single")
-    elif _TAKEN.search(rest):
-        put("relationship_status", "taken")
+    for slot, choices in _EITHER_OR:
+        value = next((value for pattern, value in choices if pattern.search(rest)), None)
+        if value is not None:
+            put(slot, value)
     for m in _EVENT.finditer(rest):
         day, event = (m.group(1), m.group(2)) if m.group(2) else (m.group(4), m.group(3))
         put(f"event:{event}", day)
