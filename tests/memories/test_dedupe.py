@@ -4,7 +4,7 @@ import asyncio
 
 import numpy as np
 import pytest
-from bench.memory_eval.dataset import load_dataset
+from bench.memory_eval.dataset import labelled_for_dedupe, load_dataset
 from bench.memory_eval.metrics import simulate_dedupe, tune_threshold
 
 from memchat.memories.dedupe import DEFAULT_DUPLICATE_THRESHOLD, duplicate_scores, find_duplicate
@@ -44,7 +44,7 @@ async def test_paraphrases_merge_and_unrelated_memories_do_not(extractor: Embedd
 
 async def test_shipped_threshold_is_the_one_the_eval_tunes(extractor: EmbeddingExtractor) -> None:
     examples = load_dataset()
-    train = [e for e in examples if e.split == "train" and e.remember]
+    train = [e for e in examples if e.split == "train" and e.remember and labelled_for_dedupe(e)]
     vectors = await extractor._embedder.embed_passages([e.text for e in train])  # noqa: SLF001
     by_id = {e.id: vectors[i] for i, e in enumerate(train)}
     max_false_merge = 0.02

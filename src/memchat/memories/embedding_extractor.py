@@ -35,10 +35,14 @@ from memchat.text import normalize
 CLASSES: tuple[str | None, ...] = (None, *V2_MEMORY_TYPES)
 """Class index -> memory type; index 0 means "nothing to remember"."""
 
-# chosen by 5-fold cross-validation on the training split (bench/memory_eval)
+# chosen by 5-fold cross-validation on the training split (bench/memory_eval/cv.py)
 DEFAULT_L2 = 0.1
 DEFAULT_EPOCHS = 300
+DEFAULT_NGRAM_WEIGHT = 3.0
+DEFAULT_NGRAM_SIZES = (1, 2)
+_NGRAM_MIN_COUNT = 2
 _LEARNING_RATE = 1.0
+_NOT_A_WORD = re.compile(r"[\s\W_]+")
 
 _SENTENCE_END = re.compile(r"(?<=[。！？!?；;\n])")
 
@@ -91,13 +95,20 @@ class SoftmaxClassifier:
         *,
         l2: float = DEFAULT_L2,
         epochs: int = DEFAULT_EPOCHS,
+        plain_columns: int = 0,
+        plain_weight: float = 1.0,
     ) -> "SoftmaxClassifier":
+        """`plain_columns`: how many trailing columns (0/1 indicators) are not standardised but
+        multiplied by `plain_weight`: a rare indicator would otherwise be scaled up to dominate."""
         x = np.asarray(vectors, dtype=np.float64)
         y = np.asarray(labels, dtype=np.int64)
         if x.ndim != 2 or x.shape[0] != y.shape[0] or x.shape[0] == 0:
             raise ValueError("need one label per vector and at least one vector")
         mean = x.mean(axis=0)
         scale = x.std(axis=0) + 1e-6
+        if plain_columns:
+            mean[-plain_columns:] = 0.0
+            scale[-plain_columns:] = 1.0 / plain_weight
         xs = (x - mean) / scale
         n, dim = xs.shape
         onehot = np.eye(n_classes)[y]
@@ -121,6 +132,48 @@ def _softmax(z: npt.NDArray[np.floating]) -> npt.NDArray[np.float64]:
     return np.asarray(e / e.sum(axis=1, keepdims=True), dtype=np.float64)
 
 
+class CharNgrams:
+    """Which of the prototypes' character n-grams a text contains (0/1 per n-gram).
+
+    Chinese is written without spaces, so character n-grams stand in for words: the cue words of a
+    type (回复, 叫我, 不要问, 希望我们) that the sentence vector blurs. The vocabulary is the n-grams
+    found in at least two prototypes, punctuation and spaces dropped.
+    """
+
+    def __init__(self, vocabulary: Sequence[str], sizes: Sequence[int] = DEFAULT_NGRAM_SIZES) -> None:
+        self._index = {gram: i for i, gram in enumerate(vocabulary)}
+        self._sizes = tuple(sizes)
+
+    @staticmethod
+    def grams(text: str, sizes: Sequence[int] = DEFAULT_NGRAM_SIZES) -> set[str]:
+        found: set[str] = set()
+        for run in _NOT_A_WORD.split(text.lower()):
+            for n in sizes:
+                found.update(run[i : i + n] for i in range(len(run) - n + 1))
+        return found
+
+    @classmethod
+    def fit(cls, texts: Sequence[str], sizes: Sequence[int] = DEFAULT_NGRAM_SIZES) -> "CharNgrams":
+        counts: dict[str, int] = {}
+        for text in texts:
+            for gram in cls.grams(text, sizes):
+                counts[gram] = counts.get(gram, 0) + 1
+        return cls(sorted(g for g, c in counts.items() if c >= _NGRAM_MIN_COUNT), sizes)
+
+    @property
+    def size(self) -> int:
+        return len(self._index)
+
+    def transform(self, texts: Sequence[str]) -> Matrix:
+        out = np.zeros((len(texts), len(self._index)), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for gram in self.grams(text, self._sizes):
+                column = self._index.get(gram)
+                if column is not None:
+                    out[row, column] = 1.0
+        return out
+
+
 _STYLE_SLOTS = ("reply_length", "reply_language", "tone")
 # 我喜欢看电影 / 我不喜欢被催 / 我害怕打雷 / 我习惯早上洗澡: a short first-person statement of a
 # liking, dislike, fear or habit about nothing in front of the user (no 这个/那句/刚才/今天, no question)
@@ -133,20 +186,48 @@ _HERE_AND_NOW = re.compile(r"[这那]|刚|今天|今晚|现在|你")
 _LIKING_TYPES = {"不喜欢": BOUNDARY, "不爱": PREFERENCE, "讨厌": BOUNDARY, "受不了": BOUNDARY, "害怕": FACT, "怕": FACT}
 
 
+def _slot_type(text: str) -> str | None:
+    """The type a statement's slots say it is, if it fills one: how to talk to me and what to call
+    me are conversation style, a favourite is a preference, anything else (name, city, job, age,
+    birthday, schedule, a dated event, study or work, relationship status) is a personal fact."""
+    slots = read_slots(text)[0]
+    if not slots:
+        return None
+    if any(k in _STYLE_SLOTS for k in slots) or ("name" in slots and _ADDRESS_ME.search(text)):
+        return CONVERSATION_STYLE
+    if any(k.startswith(("favourite:", "weekly:")) for k in slots):
+        return PREFERENCE
+    return FACT
+
+
+# how a reply looks or sounds: a "don't" about these is conversation style, not a boundary
+_PRESENTATION = re.compile(
+    r"回复|回答|回我|说话|语气|口吻|格式|表情|颜文字|感叹号|成语|口语|书面语|字数|简短|啰嗦|"
+    r"英文|英语|中文|普通话|方言|emoji|分点|列表|开头|结尾|安慰我|共情|先陪我|问我问题|一次只问"
+)
+# what a boundary protects: a topic, a question, pressure, comparison, a decision, a name
+_PROTECTED = re.compile(r"提|问我|打听|聊|比较|比|催|决定|拍板|替我|操控|套路|PUA|贬低|开玩笑|称呼|叫我|隐私|你应该")
+
+
+def _settle(c: Classification) -> Classification:
+    """A "don't" about how replies look or sound (格式, 语气, 表情, 书面语) is conversation style:
+    the classifier leans to `boundary` for any 别/不要, and nothing here is protected."""
+    if c.type is None:
+        return c
+    if c.type == BOUNDARY and _PRESENTATION.search(c.text) and not _PROTECTED.search(c.text):
+        return Classification(text=c.text, type=CONVERSATION_STYLE, confidence=c.confidence)
+    return c
+
+
 def _rescue(c: Classification, min_confidence: float) -> Classification:
     """A sentence judged not worth remembering is kept when it fills a slot (name, city, job,
     schedule, reply length...) or plainly states a liking, dislike, fear or habit: the classifier
     has seen few of them, and they are what changes of mind change."""
     if c.type is not None or c.confidence < min_confidence:
         return c  # a memory already, or an answer too unsure to stand on
-    slots = read_slots(c.text)[0]
-    if slots:
-        memory_type = FACT
-        if any(k in _STYLE_SLOTS for k in slots) or ("name" in slots and _ADDRESS_ME.search(c.text)):
-            memory_type = CONVERSATION_STYLE  # how to talk to me, how to call me
-        elif any(k.startswith("favourite:") for k in slots):
-            memory_type = PREFERENCE
-        return Classification(text=c.text, type=memory_type, confidence=0.0)
+    by_slot = _slot_type(c.text)
+    if by_slot is not None:
+        return Classification(text=c.text, type=by_slot, confidence=0.0)
     liking = _PLAIN_LIKING.match(c.text)
     if liking is not None and not _HERE_AND_NOW.search(liking.group(2)):
         return Classification(text=c.text, type=_LIKING_TYPES.get(liking.group(1), PREFERENCE), confidence=0.0)
@@ -175,6 +256,8 @@ class EmbeddingExtractor:
         min_confidence: float = 0.0,
         l2: float = DEFAULT_L2,
         epochs: int = DEFAULT_EPOCHS,
+        ngram_weight: float = DEFAULT_NGRAM_WEIGHT,
+        ngram_sizes: Sequence[int] = DEFAULT_NGRAM_SIZES,
     ) -> None:
         self._embedder = embedder
         self._prototypes = list(prototypes) if prototypes is not None else load_prototypes()
@@ -183,6 +266,9 @@ class EmbeddingExtractor:
         self._min_confidence = min_confidence
         self._l2 = l2
         self._epochs = epochs
+        self._ngram_weight = ngram_weight
+        self._ngram_sizes = tuple(ngram_sizes)
+        self._ngrams: CharNgrams | None = None
         self._classifier: SoftmaxClassifier | None = None
         self._center: Vector | None = None
 
@@ -194,10 +280,27 @@ class EmbeddingExtractor:
         """
         if self._classifier is not None:
             return
-        vectors = await self._embedder.embed_passages([p.text for p in self._prototypes])
+        texts = [p.text for p in self._prototypes]
+        vectors = await self._embedder.embed_passages(texts)
         labels = [CLASSES.index(p.type) for p in self._prototypes]
         self._center = np.asarray(vectors, dtype=np.float32).mean(axis=0)
-        self._classifier = SoftmaxClassifier.fit(vectors, labels, len(CLASSES), l2=self._l2, epochs=self._epochs)
+        if self._ngram_weight > 0:
+            self._ngrams = CharNgrams.fit(texts, self._ngram_sizes)
+        self._classifier = SoftmaxClassifier.fit(
+            self._features(texts, vectors),
+            labels,
+            len(CLASSES),
+            l2=self._l2,
+            epochs=self._epochs,
+            plain_columns=self._ngrams.size if self._ngrams is not None else 0,
+            plain_weight=self._ngram_weight,
+        )
+
+    def _features(self, texts: Sequence[str], vectors: npt.ArrayLike) -> Matrix:
+        matrix = np.atleast_2d(np.asarray(vectors, dtype=np.float32))
+        if self._ngrams is None:
+            return matrix
+        return np.concatenate([matrix, self._ngrams.transform(texts)], axis=1)
 
     @property
     def center(self) -> Vector:
@@ -212,7 +315,7 @@ class EmbeddingExtractor:
             raise RuntimeError("call prepare() first")
         if not texts:
             return []
-        probabilities = self._classifier.predict_proba(vectors)
+        probabilities = self._classifier.predict_proba(self._features(texts, vectors))
         results: list[Classification] = []
         for text, row in zip(texts, probabilities, strict=True):
             best = int(np.argmax(row))
@@ -235,10 +338,10 @@ class EmbeddingExtractor:
             units.append(text)  # the whole message, for memories that need all their sentences
         judged = await self.classify(units)
         whole, sentences = judged[-1], judged[:-1]
-        sentences = [_rescue(c, self._min_confidence) for c in sentences]
+        sentences = [_settle(_rescue(c, self._min_confidence)) for c in sentences]
         kept = sorted((c for c in sentences if c.type is not None), key=lambda c: -c.confidence)
         if not kept and len(judged) == 1:
-            whole = _rescue(whole, self._min_confidence)
+            whole = _settle(_rescue(whole, self._min_confidence))
         if not kept and whole.type is not None:
             kept = [whole]
         drafts: list[MemoryDraft] = []
