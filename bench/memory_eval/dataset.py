@@ -32,14 +32,15 @@ def load_dataset(path: Path = DATASET_PATH) -> list[Example]:
     return examples
 
 
-TYPE_ONLY_PREFIX = "d-"
+TYPE_ONLY_PREFIXES = ("d-", "h2-")
+"""Rows written apart from the rest, by LABELS.md, for remember-or-not and type: `d-*` (training),
+`h2-*` (the second held-out set, ten users' voices)."""
 
 
 def labelled_for_dedupe(example: Example) -> bool:
-    """Rows `d-*` were written apart from the rest, by LABELS.md, to add remember-or-not and type
-    examples; nobody marked which of them say the same as another row, so the dedupe simulation
-    (which counts a merge into an unmarked row as false) leaves them out."""
-    return not example.id.startswith(TYPE_ONLY_PREFIX)
+    """Nobody marked which of the type-only rows say the same as another row, so the dedupe
+    simulation (which counts a merge into an unmarked row as false) leaves them out."""
+    return not example.id.startswith(TYPE_ONLY_PREFIXES)
 
 
 def memory_key(example: Example, by_id: dict[str, Example]) -> str:

@@ -94,21 +94,29 @@ async def _evaluate(args: argparse.Namespace, examples: list[Example]) -> list[s
         candidates = await extractor.extract(e.text)
         embedded[e.id] = candidates[0].type if candidates else None
     extract_ms = 1000 * (time.perf_counter() - started) / len(heldout)
-    results = {"rules (v1)": score_predictions(heldout, rules), "embeddings": score_predictions(heldout, embedded)}
+    first = [e for e in heldout if not e.id.startswith("h2-")]
+    second = [e for e in heldout if e.id.startswith("h2-")]
+    results = {
+        "rules (v1)": score_predictions(heldout, rules),
+        "embeddings": score_predictions(heldout, embedded),
+        f"embeddings, first held-out set ({len(first)})": score_predictions(first, embedded),
+        f"embeddings, held-out 2 ({len(second)}, ten voices)": score_predictions(second, embedded),
+    }
 
     vectors_all = await embedder.embed_passages([e.text for e in examples])
     vectors = {e.id: vectors_all[i] for i, e in enumerate(examples)}
     center = extractor.center
     sim = partial(simulate_dedupe, vectors=vectors, center=center, all_examples=examples)
     dedupe_train = [e for e in train if labelled_for_dedupe(e)]
+    dedupe_heldout = [e for e in heldout if labelled_for_dedupe(e)]
     tuned = tune_threshold(lambda t: sim(dedupe_train, threshold=t), max_false_merge=MAX_FALSE_MERGE)
     dedupe_rows = [
-        _dedupe_row("v1 exact match (no semantic merge)", sim(heldout, threshold=1.01)),
+        _dedupe_row("v1 exact match (no semantic merge)", sim(dedupe_heldout, threshold=1.01)),
         _dedupe_row("embeddings, tuned threshold (train)", tuned),
-        _dedupe_row("**embeddings, tuned threshold (held-out)**", sim(heldout, threshold=tuned.threshold)),
+        _dedupe_row("**embeddings, tuned threshold (held-out)**", sim(dedupe_heldout, threshold=tuned.threshold)),
     ]
     for t in (0.45, 0.50, 0.60, 0.65):
-        dedupe_rows.append(_dedupe_row(f"embeddings, held-out at {t:.2f}", sim(heldout, threshold=t)))
+        dedupe_rows.append(_dedupe_row(f"embeddings, held-out at {t:.2f}", sim(dedupe_heldout, threshold=t)))
 
     llm_lines: list[str] = []
     if args.llm_base_url:
@@ -120,7 +128,8 @@ async def _evaluate(args: argparse.Namespace, examples: list[Example]) -> list[s
         llm_calls = llm.stats.calls
         results["hybrid"] = score_predictions(subset, await predict_hybrid(llm, extractor, subset))
         hybrid_calls = llm.stats.calls - llm_calls
-        d = await simulate_llm_dedupe(llm, subset, vectors, center, all_examples=examples)
+        dedupe_subset = [e for e in subset if labelled_for_dedupe(e)]
+        d = await simulate_llm_dedupe(llm, dedupe_subset, vectors, center, all_examples=examples)
         llm_lines = [
             "",
             f"LLM: `{args.llm_model}` at `{args.llm_base_url}`, {len(subset)} held-out utterances; LLM calls:"
@@ -138,7 +147,8 @@ async def _evaluate(args: argparse.Namespace, examples: list[Example]) -> list[s
         "# Memory extraction evaluation",
         "",
         "`.venv/bin/python -m bench.memory_eval.run` (add `--llm-base-url URL --llm-model NAME` for `llm` and"
-        " `hybrid`). Data: `bench/memory_eval/dataset.jsonl`, hand-written Chinese companion-chat utterances;"
+        " `hybrid`). Data: `bench/memory_eval/dataset.jsonl`, hand-written Chinese companion-chat utterances"
+        " labelled by `LABELS.md` (rows `d-*` and `h2-*` written apart from the rest, README.md);"
         " the training split ships as `src/memchat/memories/data/prototypes.jsonl`.",
         "",
         "| split | " + " | ".join(types) + " | total |",
