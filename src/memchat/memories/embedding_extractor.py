@@ -2,7 +2,8 @@
 
 A small softmax regression (numpy, six classes: nothing to remember + the five v2 memory types)
 is fitted on the embedder's passage vectors of the prototypes shipped in `data/prototypes.jsonl`
-(the training split of bench/memory_eval). Fitting takes milliseconds after one batch of
+(the training split of bench/memory_eval, labelled by its LABELS.md), each beside the character
+1-2-grams it contains (`CharNgrams`). Fitting takes milliseconds after one batch of
 embeddings, so it happens lazily, once per extractor, for whichever embedder is configured.
 Importance follows the v1 rules; the content is the statement without commands and filler
 (`memories.content`). Pure apart from the embedder calls.
@@ -212,8 +213,6 @@ _PROTECTED = re.compile(r"提|问我|打听|聊|比较|比|催|决定|拍板|替
 def _settle(c: Classification) -> Classification:
     """A "don't" about how replies look or sound (格式, 语气, 表情, 书面语) is conversation style:
     the classifier leans to `boundary` for any 别/不要, and nothing here is protected."""
-    if c.type is None:
-        return c
     if c.type == BOUNDARY and _PRESENTATION.search(c.text) and not _PROTECTED.search(c.text):
         return Classification(text=c.text, type=CONVERSATION_STYLE, confidence=c.confidence)
     return c
@@ -340,8 +339,7 @@ class EmbeddingExtractor:
         whole, sentences = judged[-1], judged[:-1]
         sentences = [_settle(_rescue(c, self._min_confidence)) for c in sentences]
         kept = sorted((c for c in sentences if c.type is not None), key=lambda c: -c.confidence)
-        if not kept and len(judged) == 1:
-            whole = _settle(_rescue(whole, self._min_confidence))
+        whole = _settle(_rescue(whole, self._min_confidence) if len(judged) == 1 else whole)
         if not kept and whole.type is not None:
             kept = [whole]
         drafts: list[MemoryDraft] = []
