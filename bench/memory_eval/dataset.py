@@ -32,9 +32,16 @@ def load_dataset(path: Path = DATASET_PATH) -> list[Example]:
     return examples
 
 
-TYPE_ONLY_PREFIXES = ("d-", "h2-")
+TYPE_ONLY_PREFIXES = ("d-", "h2-", "en-")
 """Rows written apart from the rest, by LABELS.md, for remember-or-not and type: `d-*` (training),
-`h2-*` (the second held-out set, ten users' voices)."""
+`h2-*` (the second held-out set, ten users' voices), `en-*` (English: `en-t-*` training, `en-h-*`
+held out)."""
+ENGLISH_PREFIX = "en-"
+
+
+def lang_of(example: Example) -> str:
+    """Which of the extractor's classifiers the row trains: `en` for the English rows, else `zh`."""
+    return "en" if example.id.startswith(ENGLISH_PREFIX) else "zh"
 
 
 def labelled_for_dedupe(example: Example) -> bool:
@@ -52,7 +59,10 @@ def memory_key(example: Example, by_id: dict[str, Example]) -> str:
 
 def prototype_lines(examples: list[Example]) -> list[str]:
     return [
-        json.dumps({"id": e.id, "text": e.text, "type": e.type}, ensure_ascii=False)
+        json.dumps(
+            {"id": e.id, "text": e.text, "type": e.type, **({"lang": "en"} if lang_of(e) == "en" else {})},
+            ensure_ascii=False,
+        )
         for e in examples
         if e.split == "train"
     ]

@@ -7,6 +7,7 @@ Prints a markdown report and writes it to bench/memory_eval/RESULTS.md (--output
 
 import argparse
 import asyncio
+import itertools
 import sys
 import time
 from collections import Counter
@@ -20,6 +21,7 @@ from bench.memory_eval.dataset import (
     PROTOTYPES_PATH,
     Example,
     labelled_for_dedupe,
+    lang_of,
     load_dataset,
     prototype_lines,
     write_prototypes,
@@ -94,14 +96,20 @@ async def _evaluate(args: argparse.Namespace, examples: list[Example]) -> list[s
         candidates = await extractor.extract(e.text)
         embedded[e.id] = candidates[0].type if candidates else None
     extract_ms = 1000 * (time.perf_counter() - started) / len(heldout)
-    first = [e for e in heldout if not e.id.startswith("h2-")]
-    second = [e for e in heldout if e.id.startswith("h2-")]
+    # the Chinese held-out sets are the headline; English (its own classifier) is reported beside them
+    chinese = [e for e in heldout if lang_of(e) == "zh"]
+    first = [e for e in chinese if not e.id.startswith("h2-")]
+    second = [e for e in chinese if e.id.startswith("h2-")]
+    english = [e for e in heldout if lang_of(e) == "en"]
     results = {
-        "rules (v1)": score_predictions(heldout, rules),
-        "embeddings": score_predictions(heldout, embedded),
+        "rules (v1)": score_predictions(chinese, rules),
+        "embeddings": score_predictions(chinese, embedded),
         f"embeddings, first held-out set ({len(first)})": score_predictions(first, embedded),
         f"embeddings, held-out 2 ({len(second)}, ten voices)": score_predictions(second, embedded),
     }
+    if english:
+        results[f"rules (v1), English held-out ({len(english)})"] = score_predictions(english, rules)
+        results[f"embeddings, English held-out ({len(english)})"] = score_predictions(english, embedded)
 
     vectors_all = await embedder.embed_passages([e.text for e in examples])
     vectors = {e.id: vectors_all[i] for i, e in enumerate(examples)}
@@ -141,7 +149,7 @@ async def _evaluate(args: argparse.Namespace, examples: list[Example]) -> list[s
             f"| llm | {d.stored} | {_pct(d.duplicate_rate)} | {_pct(d.false_merge_rate)} | {_pct(d.update_accuracy)} |",
         ]
 
-    counts = Counter((e.split, e.type or "none") for e in examples)
+    counts = Counter((e.split, lang_of(e), e.type or "none") for e in examples)
     types = ("none", *MEMORY_TYPES)
     lines = [
         "# Memory extraction evaluation",
@@ -154,9 +162,10 @@ async def _evaluate(args: argparse.Namespace, examples: list[Example]) -> list[s
         "| split | " + " | ".join(types) + " | total |",
         "|---|" + "---|" * (len(types) + 1),
     ]
-    for split in ("train", "heldout"):
-        row = [counts[(split, t)] for t in types]
-        lines.append(f"| {split} | " + " | ".join(map(str, row)) + f" | {sum(row)} |")
+    for split, lang in itertools.product(("train", "heldout"), ("zh", "en")):
+        row = [counts[(split, lang, t)] for t in types]
+        if sum(row):
+            lines.append(f"| {split} ({lang}) | " + " | ".join(map(str, row)) + f" | {sum(row)} |")
     paraphrase_groups = len({e.group for e in examples if e.group})
     pairs = sum(1 for e in examples if e.contradicts)
     lines += [
@@ -164,7 +173,7 @@ async def _evaluate(args: argparse.Namespace, examples: list[Example]) -> list[s
         f"{paraphrase_groups} paraphrase groups (one memory said three ways), {pairs} contradiction pairs"
         " (a later statement changes an earlier one); a group or pair never straddles the splits.",
         "",
-        f"## Remember-or-not and type (held-out, {len(heldout)} utterances)",
+        f"## Remember-or-not and type (held-out: {len(chinese)} Chinese utterances, {len(english)} English)",
         "",
         *_classification_tables(results),
         *llm_lines,

@@ -134,6 +134,12 @@ def test_only_facts_get_an_event_date() -> None:
         ("以后的事以后再说。", "以后的事以后再说。"),
         ("记住", None),
         ("  ", None),
+        ("remember that I'm vegan.", "I'm vegan."),
+        ("btw, from now on call me Sam", "call me Sam"),
+        ("I'm allergic to peanuts, remember that?", "I'm allergic to peanuts"),
+        ("I'm doing ok", "I'm doing ok"),  # a trailing word is taken off only after a comma or stop
+        ("something to remember", "something to remember"),
+        ("Remember", None),
     ],
 )
 def test_content_drops_commands_and_filler(text: str, content: str | None) -> None:

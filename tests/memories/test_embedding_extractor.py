@@ -11,6 +11,7 @@ from memchat.memories.embedding_extractor import (
     CLASSES,
     CharNgrams,
     EmbeddingExtractor,
+    language_of,
     Prototype,
     SoftmaxClassifier,
     load_prototypes,
@@ -144,3 +145,40 @@ def test_char_ngrams_keep_the_grams_of_two_prototypes_or_more() -> None:
 async def test_a_dont_about_presentation_is_style(extractor: EmbeddingExtractor, text: str, memory_type: str) -> None:
     [candidate] = await extractor.extract(text)
     assert candidate.type == memory_type
+
+
+def test_word_ngrams_for_a_language_with_spaces() -> None:
+    assert CharNgrams.grams("Call me Sam!", words=True) == {"call", "me", "sam", "call me", "me sam"}
+
+
+def test_language_of() -> None:
+    assert language_of("I really love hiking.") == "en"
+    assert language_of("我喜欢 hiking") == "zh"  # any CJK character: the default model
+    assert language_of("12345") == "zh"
+    assert language_of("ok") == "en"
+
+
+async def test_each_language_has_its_own_classifier(extractor: EmbeddingExtractor) -> None:
+    # English prototypes all labelled boundary: an English text can only come out a boundary, while
+    # a Chinese one is judged by the Chinese prototypes alone
+    prototypes = [
+        Prototype("我很喜欢猫。", "preference"),
+        Prototype("我爱吃火锅。", "preference"),
+        Prototype("今天好累。", None),
+        Prototype("现在几点了？", None),
+        Prototype("I love cats.", "boundary", "en"),
+        Prototype("What time is it?", "boundary", "en"),
+    ]
+    mixed = EmbeddingExtractor(extractor._embedder, prototypes)  # noqa: SLF001 - reuse the model
+    await mixed.prepare()
+    [english] = await mixed.extract("I really like dogs.")
+    [chinese] = await mixed.extract("我很喜欢狗。")
+    assert (english.type, chinese.type) == ("boundary", "preference")
+
+
+def test_load_prototypes_reads_the_language() -> None:
+    assert load_prototypes(['{"text": "I love cats", "type": "preference", "lang": "en"}']) == [
+        Prototype("I love cats", "preference", "en")
+    ]
+    with pytest.raises(ValueError, match="unknown language"):
+        load_prototypes(['{"text": "x", "type": null, "lang": "xx"}'])

@@ -2,7 +2,8 @@
 
 记住我周末喜欢爬山 is stored as 我周末喜欢爬山: the request to remember (记住, 帮我记一下, 你要记得),
 the "from now on" (以后, 从现在开始) and the chat filler (对了, 嗯, 哈哈) go, the user's own words
-stay; nothing is added. The v1 rules keep the whole text (docs/behaviour.md).
+stay; nothing is added. The same for English ("remember that I'm vegan" -> "I'm vegan"). The v1
+rules keep the whole text (docs/behaviour.md).
 """
 
 import re
@@ -27,6 +28,15 @@ _TRAILING = re.compile(
 )
 
 
+# the same in English, for the `en` prototypes' language: "remember that ...", "btw, from now on ..."
+_LEADING_EN = re.compile(
+    r"^(?:(?:please |can you |could you )?(?:remember|don't forget|do not forget|keep in mind|note)(?: that)?"
+    r"|just so you know|fyi|btw|by the way|oh and|also|anyway|from now on|going forward)\b[\s,:;!.-]*",
+    re.IGNORECASE,
+)
+_TRAILING_EN = re.compile(r"\s*[,;.!-]\s*(?:remember that|remember|ok|okay|got it)\s*[?!.]*$", re.IGNORECASE)
+
+
 def clean_content(text: str | None) -> str | None:
     """The statement to store, at most MAX_MEMORY_CHARS; None when nothing but filler is left."""
     value = normalize(text)
@@ -37,6 +47,8 @@ def clean_content(text: str | None) -> str | None:
         previous = value
         value = _LEADING.sub("", value, count=1)
         value = _TRAILING.sub("", value)
+        value = _LEADING_EN.sub("", value, count=1)
+        value = _TRAILING_EN.sub("", value) if value.isascii() else value
         value = value.strip(" ，,、：:")
     if not value or not re.search(r"[\w\u4e00-\u9fff]", value):
         return None

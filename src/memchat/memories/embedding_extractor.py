@@ -45,13 +45,24 @@ _NGRAM_MIN_COUNT = 2
 _LEARNING_RATE = 1.0
 _NOT_A_WORD = re.compile(r"[\s\W_]+")
 
-_SENTENCE_END = re.compile(r"(?<=[。！？!?；;\n])")
+_SENTENCE_END = re.compile(r"(?<=[。！？!?；;\n])|(?<=\.)\s+")
+
+ZH, EN = "zh", "en"
+LANGUAGES = (ZH, EN)
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+_LATIN = re.compile(r"[A-Za-z]")
+
+
+def language_of(text: str) -> str:
+    """`en` for a text in Latin letters without any CJK character, else `zh` (the default model)."""
+    return EN if _LATIN.search(text) and not _CJK.search(text) else ZH
 
 
 @dataclass(frozen=True)
 class Prototype:
     text: str
     type: str | None  # None: an utterance that must not be remembered
+    lang: str = ZH  # which classifier learns from it (`language_of`)
 
 
 @dataclass(frozen=True)
@@ -74,7 +85,10 @@ def load_prototypes(lines: Iterable[str] | None = None) -> list[Prototype]:
         memory_type = row.get("type")
         if memory_type is not None and memory_type not in V2_MEMORY_TYPES:
             raise ValueError(f"unknown memory type in prototypes: {memory_type!r}")
-        prototypes.append(Prototype(text=str(row["text"]), type=memory_type))
+        lang = str(row.get("lang", ZH))
+        if lang not in LANGUAGES:
+            raise ValueError(f"unknown language in prototypes: {lang!r}")
+        prototypes.append(Prototype(text=str(row["text"]), type=memory_type, lang=lang))
     return prototypes
 
 
@@ -134,32 +148,43 @@ def _softmax(z: npt.NDArray[np.floating]) -> npt.NDArray[np.float64]:
 
 
 class CharNgrams:
-    """Which of the prototypes' character n-grams a text contains (0/1 per n-gram).
+    """Which of the prototypes' n-grams a text contains (0/1 per n-gram).
 
     Chinese is written without spaces, so character n-grams stand in for words: the cue words of a
-    type (回复, 叫我, 不要问, 希望我们) that the sentence vector blurs. The vocabulary is the n-grams
+    type (回复, 叫我, 不要问, 希望我们) that the sentence vector blurs. For a language with spaces
+    (`words=True`) the n-grams are of words (call me, don't ask). The vocabulary is the n-grams
     found in at least two prototypes, punctuation and spaces dropped.
     """
 
-    def __init__(self, vocabulary: Sequence[str], sizes: Sequence[int] = DEFAULT_NGRAM_SIZES) -> None:
+    def __init__(
+        self, vocabulary: Sequence[str], sizes: Sequence[int] = DEFAULT_NGRAM_SIZES, *, words: bool = False
+    ) -> None:
         self._index = {gram: i for i, gram in enumerate(vocabulary)}
         self._sizes = tuple(sizes)
+        self._words = words
 
     @staticmethod
-    def grams(text: str, sizes: Sequence[int] = DEFAULT_NGRAM_SIZES) -> set[str]:
+    def grams(text: str, sizes: Sequence[int] = DEFAULT_NGRAM_SIZES, *, words: bool = False) -> set[str]:
         found: set[str] = set()
-        for run in _NOT_A_WORD.split(text.lower()):
+        runs = [run for run in _NOT_A_WORD.split(text.lower()) if run]
+        if words:
+            for n in sizes:
+                found.update(" ".join(runs[i : i + n]) for i in range(len(runs) - n + 1))
+            return found
+        for run in runs:
             for n in sizes:
                 found.update(run[i : i + n] for i in range(len(run) - n + 1))
         return found
 
     @classmethod
-    def fit(cls, texts: Sequence[str], sizes: Sequence[int] = DEFAULT_NGRAM_SIZES) -> "CharNgrams":
+    def fit(
+        cls, texts: Sequence[str], sizes: Sequence[int] = DEFAULT_NGRAM_SIZES, *, words: bool = False
+    ) -> "CharNgrams":
         counts: dict[str, int] = {}
         for text in texts:
-            for gram in cls.grams(text, sizes):
+            for gram in cls.grams(text, sizes, words=words):
                 counts[gram] = counts.get(gram, 0) + 1
-        return cls(sorted(g for g, c in counts.items() if c >= _NGRAM_MIN_COUNT), sizes)
+        return cls(sorted(g for g, c in counts.items() if c >= _NGRAM_MIN_COUNT), sizes, words=words)
 
     @property
     def size(self) -> int:
@@ -168,11 +193,30 @@ class CharNgrams:
     def transform(self, texts: Sequence[str]) -> Matrix:
         out = np.zeros((len(texts), len(self._index)), dtype=np.float32)
         for row, text in enumerate(texts):
-            for gram in self.grams(text, self._sizes):
+            for gram in self.grams(text, self._sizes, words=self._words):
                 column = self._index.get(gram)
                 if column is not None:
                     out[row, column] = 1.0
         return out
+
+
+def _features(ngrams: CharNgrams | None, texts: Sequence[str], vectors: npt.ArrayLike) -> Matrix:
+    """The sentence vectors, each beside its text's n-gram indicators."""
+    matrix = np.atleast_2d(np.asarray(vectors, dtype=np.float32))
+    if ngrams is None:
+        return matrix
+    return np.concatenate([matrix, ngrams.transform(texts)], axis=1)
+
+
+@dataclass(frozen=True)
+class _Model:
+    """One language's classifier and the n-grams beside its sentence vectors."""
+
+    classifier: SoftmaxClassifier
+    ngrams: CharNgrams | None
+
+    def predict_proba(self, texts: Sequence[str], vectors: npt.ArrayLike) -> Matrix:
+        return self.classifier.predict_proba(_features(self.ngrams, texts, vectors))
 
 
 _STYLE_SLOTS = ("reply_length", "reply_language", "tone")
@@ -267,39 +311,42 @@ class EmbeddingExtractor:
         self._epochs = epochs
         self._ngram_weight = ngram_weight
         self._ngram_sizes = tuple(ngram_sizes)
-        self._ngrams: CharNgrams | None = None
-        self._classifier: SoftmaxClassifier | None = None
+        self._models: dict[str, _Model] = {}
         self._center: Vector | None = None
 
     async def prepare(self) -> None:
-        """Embed the prototypes and fit the classifier, once (call it at start-up to keep turns fast).
+        """Embed the prototypes and fit a classifier per language, once (call it at start-up to keep
+        turns fast).
 
         No lock, so that the extractor is not tied to one event loop: two concurrent first calls
         both fit, deterministically, to the same result.
         """
-        if self._classifier is not None:
+        if self._models:
             return
-        texts = [p.text for p in self._prototypes]
-        vectors = await self._embedder.embed_passages(texts)
-        labels = [CLASSES.index(p.type) for p in self._prototypes]
-        self._center = np.asarray(vectors, dtype=np.float32).mean(axis=0)
-        if self._ngram_weight > 0:
-            self._ngrams = CharNgrams.fit(texts, self._ngram_sizes)
-        self._classifier = SoftmaxClassifier.fit(
-            self._features(texts, vectors),
-            labels,
+        vectors = np.asarray(await self._embedder.embed_passages([p.text for p in self._prototypes]), np.float32)
+        models: dict[str, _Model] = {}
+        for lang in LANGUAGES:
+            rows = [i for i, p in enumerate(self._prototypes) if p.lang == lang]
+            if rows:
+                models[lang] = self._fit([self._prototypes[i] for i in rows], vectors[rows], words=lang == EN)
+        # the shared component dedupe removes: the default language's, as its threshold was tuned on it
+        default_rows = [i for i, p in enumerate(self._prototypes) if p.lang == ZH] or list(range(len(vectors)))
+        self._center = vectors[default_rows].mean(axis=0)
+        self._models = models
+
+    def _fit(self, prototypes: Sequence[Prototype], vectors: Matrix, *, words: bool) -> _Model:
+        texts = [p.text for p in prototypes]
+        ngrams = CharNgrams.fit(texts, self._ngram_sizes, words=words) if self._ngram_weight > 0 else None
+        classifier = SoftmaxClassifier.fit(
+            _features(ngrams, texts, vectors),
+            [CLASSES.index(p.type) for p in prototypes],
             len(CLASSES),
             l2=self._l2,
             epochs=self._epochs,
-            plain_columns=self._ngrams.size if self._ngrams is not None else 0,
+            plain_columns=ngrams.size if ngrams is not None else 0,
             plain_weight=self._ngram_weight,
         )
-
-    def _features(self, texts: Sequence[str], vectors: npt.ArrayLike) -> Matrix:
-        matrix = np.atleast_2d(np.asarray(vectors, dtype=np.float32))
-        if self._ngrams is None:
-            return matrix
-        return np.concatenate([matrix, self._ngrams.transform(texts)], axis=1)
+        return _Model(classifier=classifier, ngrams=ngrams)
 
     @property
     def center(self) -> Vector:
@@ -308,15 +355,20 @@ class EmbeddingExtractor:
             raise RuntimeError("call prepare() first")
         return self._center
 
+    def _model_for(self, text: str) -> _Model:
+        return self._models.get(language_of(text)) or self._models.get(ZH) or next(iter(self._models.values()))
+
     def classify_vectors(self, texts: Sequence[str], vectors: npt.ArrayLike) -> list[Classification]:
         """Classify already embedded passages (the caller may reuse the vectors for storage)."""
-        if self._classifier is None:
+        if not self._models:
             raise RuntimeError("call prepare() first")
         if not texts:
             return []
-        probabilities = self._classifier.predict_proba(self._features(texts, vectors))
+        matrix = np.atleast_2d(np.asarray(vectors, dtype=np.float32))
         results: list[Classification] = []
-        for text, row in zip(texts, probabilities, strict=True):
+        for i, text in enumerate(texts):
+            model = self._model_for(text)
+            row = model.predict_proba([text], matrix[i : i + 1])[0]
             best = int(np.argmax(row))
             confidence = float(row[best])
             memory_type = CLASSES[best] if confidence >= self._min_confidence else None
