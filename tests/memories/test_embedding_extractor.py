@@ -11,9 +11,9 @@ from memchat.memories.embedding_extractor import (
     CLASSES,
     CharNgrams,
     EmbeddingExtractor,
-    language_of,
     Prototype,
     SoftmaxClassifier,
+    language_of,
     load_prototypes,
     split_sentences,
 )

@@ -172,3 +172,18 @@ async def test_v1_recall_shows_an_event_day_and_leaves_the_rest_as_it_was() -> N
     recalled = await pipeline.recall("你好", stored)
     assert recalled[0] is stored[0]
     assert recalled[1].content == "内容b（日期：2026-12-09）"
+
+
+async def test_an_english_user_gets_english_memories(serve: Serve, upstream: TestUpstream) -> None:
+    running = await serve(**EMBEDDINGS)
+    token, agent_id = await user_with_agent(running)
+    await _say(running, upstream, token, agent_id, "haha yeah. btw, remember that I'm allergic to peanuts.")
+    await _say(running, upstream, token, agent_id, "so tired rn")
+    await _say(running, upstream, token, agent_id, "please keep your replies short, bullet points are easier for me.")
+    active = await memories(running, token, agent_id)
+    assert sorted((m["type"], m["content"]) for m in active) == [
+        ("conversation_style", "please keep your replies short, bullet points are easier for me."),
+        ("fact", "I'm allergic to peanuts."),  # its sentence, without the command
+    ]
+    await _say(running, upstream, token, agent_id, "hi again")
+    assert "I'm allergic to peanuts." in system_prompt(upstream.requests[-1])
