@@ -112,3 +112,19 @@ class ConversationOut(CamelModel):
     message_count: int
     last_message_at_ms: int | None
     created_at_ms: int
+
+
+def sse_content(data: str) -> dict[str, Any]:
+    """The OpenAPI `content` of a text/event-stream response, its schema one event (as schemathesis
+    and OpenAPI 3.2's `itemSchema` read it: the body is a sequence of such events)."""
+    event = {
+        "type": "object",
+        "required": ["data"],
+        "properties": {
+            "data": {"type": "string", "description": data},
+            "event": {"type": "string"},
+            "id": {"type": "string"},
+            "retry": {"type": "integer"},
+        },
+    }
+    return {"text/event-stream": {"schema": event}}

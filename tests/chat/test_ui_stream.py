@@ -93,6 +93,16 @@ async def test_a_turn_streams_as_ui_message_parts_with_the_ids_history_shows(
         "[DONE]",
     ]
     assert text_of(parts) == "你好小明，很高兴认识你。"
+    # the schema /openapi.json declares is one event (what schemathesis and OpenAPI 3.2 read), and
+    # every event of the stream fits it: a `data` string
+    spec = (await running.client.get("/openapi.json")).json()
+    event = spec["paths"]["/api/ui/chat"]["post"]["responses"]["200"]["content"]["text/event-stream"]["schema"]
+    assert event["type"] == "object"
+    assert event["required"] == ["data"]
+    assert event["properties"]["data"]["type"] == "string"
+    events = [chunk for chunk in response.text.split("\n\n") if chunk.strip()]
+    assert len(events) == len(parts)
+    assert all(chunk.startswith("data: ") and "\n" not in chunk for chunk in events)  # one data line each
     await running.settle()
     stored = await history(running, token, agent["id"])
     user, reply = stored[-2], stored[-1]

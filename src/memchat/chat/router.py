@@ -15,7 +15,7 @@ from memchat.chat.turn import run_chat_turn
 from memchat.chat.ui_stream import DONE, MEDIA_TYPE, UI_MESSAGE_STREAM, UI_STREAM_HEADERS, error_parts
 from memchat.conversations.repository import get_default_conversation, users_conversation
 from memchat.errors import NotFound, UpstreamError
-from memchat.schemas import ErrorBody
+from memchat.schemas import ErrorBody, sse_content
 
 router = APIRouter(tags=["chat"])
 
@@ -39,7 +39,7 @@ _UPSTREAM_ERRORS: dict[int | str, dict[str, Any]] = {
     503: {"model": ErrorBody, "description": "the upstream is rate limited or the local model is not ready"},
     504: {"model": ErrorBody, "description": "the upstream timed out"},
 }
-_UI_STREAM = {"content": {"text/event-stream": {"schema": {"type": "string"}}}}
+_UI_STREAM = {"content": sse_content("one UI message stream part as JSON, or [DONE] at the end")}
 
 
 @router.post(

@@ -20,7 +20,7 @@ from memchat.chat.services import ChatServices
 from memchat.chat.turn import run_chat_turn
 from memchat.errors import InvalidInput, NotFound
 from memchat.models import Agent
-from memchat.openai_compat.encoder import MEDIA_TYPE, OpenAIEncoder
+from memchat.openai_compat.encoder import OpenAIEncoder
 from memchat.openai_compat.schemas import (
     ChatCompletion,
     ChatCompletionRequest,
@@ -29,6 +29,7 @@ from memchat.openai_compat.schemas import (
     ModelOut,
     OpenAIErrorBody,
 )
+from memchat.schemas import sse_content
 
 router = APIRouter(tags=["openai"])
 
@@ -86,7 +87,10 @@ def _last_user_message(messages: list[InputMessage]) -> InputMessage:
 @router.post(
     "/v1/chat/completions",
     response_model=ChatCompletion,
-    responses={200: {"content": {MEDIA_TYPE: {"schema": {"type": "string"}}}}, **_ERRORS},
+    responses={
+        200: {"content": sse_content("with stream: true, one chat.completion.chunk as JSON, or [DONE] at the end")},
+        **_ERRORS,
+    },
 )
 async def chat_completions(
     request: Request,

@@ -2681,7 +2681,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/event-stream": string;
+                    "text/event-stream": {
+                        /** @description one UI message stream part as JSON, or [DONE] at the end */
+                        data: string;
+                        event?: string;
+                        id?: string;
+                        retry?: number;
+                    };
                 };
             };
             /** @description Validation Error */
@@ -2713,7 +2719,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/event-stream": string;
+                    "text/event-stream": {
+                        /** @description one UI message stream part as JSON, or [DONE] at the end */
+                        data: string;
+                        event?: string;
+                        id?: string;
+                        retry?: number;
+                    };
                 };
             };
             /** @description nothing streams in this chat now */
@@ -2785,7 +2797,13 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ChatCompletion"];
-                    "text/event-stream": string;
+                    "text/event-stream": {
+                        /** @description with stream: true, one chat.completion.chunk as JSON, or [DONE] at the end */
+                        data: string;
+                        event?: string;
+                        id?: string;
+                        retry?: number;
+                    };
                 };
             };
             /** @description invalid_request_error: the body is not a valid request */
