@@ -32,11 +32,12 @@ def load_dataset(path: Path = DATASET_PATH) -> list[Example]:
     return examples
 
 
-TYPE_ONLY_PREFIXES = ("d-", "h2-", "en-")
+SECOND_HELDOUT_PREFIX = "h2-"
+ENGLISH_PREFIX = "en-"
+TYPE_ONLY_PREFIXES = ("d-", SECOND_HELDOUT_PREFIX, ENGLISH_PREFIX)
 """Rows written apart from the rest, by LABELS.md, for remember-or-not and type: `d-*` (training),
 `h2-*` (the second held-out set, ten users' voices), `en-*` (English: `en-t-*` training, `en-h-*`
 held out)."""
-ENGLISH_PREFIX = "en-"
 
 
 def lang_of(example: Example) -> str:

@@ -19,6 +19,7 @@ import numpy as np
 from bench.memory_eval.dataset import (
     HERE,
     PROTOTYPES_PATH,
+    SECOND_HELDOUT_PREFIX,
     Example,
     labelled_for_dedupe,
     lang_of,
@@ -97,8 +98,8 @@ async def _evaluate(args: argparse.Namespace, examples: list[Example]) -> list[s
     extract_ms = 1000 * (time.perf_counter() - started) / len(heldout)
     # the Chinese held-out sets are the headline; English (its own classifier) is reported beside them
     chinese = [e for e in heldout if lang_of(e) == "zh"]
-    first = [e for e in chinese if not e.id.startswith("h2-")]
-    second = [e for e in chinese if e.id.startswith("h2-")]
+    second = [e for e in chinese if e.id.startswith(SECOND_HELDOUT_PREFIX)]
+    first = [e for e in chinese if not e.id.startswith(SECOND_HELDOUT_PREFIX)]
     english = [e for e in heldout if lang_of(e) == "en"]
     results = {
         "rules (v1)": score_predictions(chinese, rules),
@@ -154,8 +155,9 @@ async def _evaluate(args: argparse.Namespace, examples: list[Example]) -> list[s
         "# Memory extraction evaluation",
         "",
         "`.venv/bin/python -m bench.memory_eval.run` (add `--llm-base-url URL --llm-model NAME` for `llm` and"
-        " `hybrid`). Data: `bench/memory_eval/dataset.jsonl`, hand-written Chinese companion-chat utterances"
-        " labelled by `LABELS.md` (rows `d-*` and `h2-*` written apart from the rest, README.md);"
+        " `hybrid`). Data: `bench/memory_eval/dataset.jsonl`, hand-written Chinese and English companion-chat"
+        " utterances labelled by `LABELS.md` (rows `d-*`, `h2-*` and `en-*` written apart from the rest,"
+        " README.md);"
         " the training split ships as `src/memchat/memories/data/prototypes.jsonl`.",
         "",
         "| split | " + " | ".join(types) + " | total |",

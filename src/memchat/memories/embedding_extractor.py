@@ -231,8 +231,10 @@ class EmbeddingExtractor:
             raise RuntimeError("call prepare() first")
         return self._center
 
-    def _model_for(self, text: str) -> NgramSoftmax:
-        return self._models.get(language_of(text)) or self._models.get(ZH) or next(iter(self._models.values()))
+    def _language_for(self, text: str) -> str:
+        """The text's language when it has a classifier, else the default one's (or the only one)."""
+        lang = language_of(text)
+        return lang if lang in self._models else ZH if ZH in self._models else next(iter(self._models))
 
     def classify_vectors(self, texts: Sequence[str], vectors: npt.ArrayLike) -> list[Classification]:
         """Classify already embedded passages (the caller may reuse the vectors for storage)."""
@@ -241,10 +243,14 @@ class EmbeddingExtractor:
         if not texts:
             return []
         matrix = np.atleast_2d(np.asarray(vectors, dtype=np.float32))
-        results: list[Classification] = []
+        by_language: dict[str, list[int]] = {}
         for i, text in enumerate(texts):
-            model = self._model_for(text)
-            row = model.predict_proba([text], matrix[i : i + 1])[0]
+            by_language.setdefault(self._language_for(text), []).append(i)
+        probabilities = np.empty((len(texts), len(CLASSES)), dtype=np.float32)
+        for lang, rows in by_language.items():  # one batch per classifier
+            probabilities[rows] = self._models[lang].predict_proba([texts[i] for i in rows], matrix[rows])
+        results: list[Classification] = []
+        for text, row in zip(texts, probabilities, strict=True):
             best = int(np.argmax(row))
             confidence = float(row[best])
             memory_type = CLASSES[best] if confidence >= self._min_confidence else None
