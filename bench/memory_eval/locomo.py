@@ -11,9 +11,11 @@ would for any import. Then, for each question (categories 1-4):
   source message of a memory in the top k of memchat's recall for the question, k = the prompt's
   memory limit (MEMCHAT_MEMORY_INJECTION_LIMIT). memchat's memories come from the user's messages,
   so evidence said only by speaker B can never be found: `user evidence` is that ceiling.
-- J (with --llm-base-url): the model answers from those k memories (mem0's answer prompt), and the
-  judge labels the answer CORRECT or WRONG against the gold one (mem0's judge prompt); J is the
-  share labelled CORRECT, as in the mem0 paper.
+- J (with --llm-base-url): the model answers from those k memories, and the judge labels the answer
+  CORRECT or WRONG against the gold one; J is the share labelled CORRECT, as in the mem0 paper. The
+  prompts are the project's (locomo_judge.py); --answer-prompt FILE and --judge-prompt FILE replace
+  them with templates holding {memories} and {question}, and {question}, {gold} and {answer}
+  ({{name}} for a literal {name}).
 bench/memory_eval/README.md has the figures and the exact commands.
 """
 
@@ -34,7 +36,15 @@ from typing import Any
 import httpx
 import uvicorn
 from bench.memory_eval.locomo_data import CATEGORIES, Conversation, Question, load_locomo
-from bench.memory_eval.locomo_judge import Judge
+from bench.memory_eval.locomo_judge import (
+    ANSWER_FIELDS,
+    ANSWER_PROMPT,
+    JUDGE_FIELDS,
+    JUDGE_PROMPT,
+    Judge,
+    PromptError,
+    load_prompt,
+)
 from sqlalchemy import select
 
 from memchat.app import create_app
@@ -232,7 +242,17 @@ def _commit() -> str:
         return "unknown"
 
 
-def main() -> None:
+def _prompts(args: argparse.Namespace) -> tuple[str, str]:
+    """The answer and judge templates: the project's, or the files given, checked (PromptError)."""
+    answer, judge = ANSWER_PROMPT, JUDGE_PROMPT
+    if args.answer_prompt is not None:
+        answer = load_prompt(args.answer_prompt, ANSWER_FIELDS, "--answer-prompt")
+    if args.judge_prompt is not None:
+        judge = load_prompt(args.judge_prompt, JUDGE_FIELDS, "--judge-prompt")
+    return answer, judge
+
+
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("data", type=Path, help="locomo10.zip (or a folder of its json files)")
     parser.add_argument(
@@ -248,14 +268,30 @@ def main() -> None:
     parser.add_argument("--questions", type=int, default=200, help="J: a seeded sample of this many questions")
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument(
+        "--answer-prompt", type=Path, default=None, help="J: the answer template ({memories}, {question})"
+    )
+    parser.add_argument(
+        "--judge-prompt", type=Path, default=None, help="J: the judge template ({question}, {gold}, {answer})"
+    )
     parser.add_argument("--out", type=Path, default=None, help="write the results as JSON here")
-    args = parser.parse_args()
-    conversations = load_locomo(args.data)[: args.conversations]
+    args = parser.parse_args(argv)
+    # every check before any import or model call
+    if args.llm_base_url and not args.model:
+        parser.error("--model is needed with --llm-base-url")
+    if not args.llm_base_url and (args.answer_prompt or args.judge_prompt):
+        parser.error("--answer-prompt and --judge-prompt are for J: give --llm-base-url (and --model) too")
+    try:
+        answer_prompt, judge_prompt = _prompts(args)
+    except PromptError as e:
+        parser.error(str(e))
     judge = None
     if args.llm_base_url:
-        if not args.model:
-            parser.error("--model is needed with --llm-base-url")
-        judge = Judge(args.llm_base_url, args.model, args.judge_model or args.model, args.api_key, args.concurrency)
+        judge_model = args.judge_model or args.model
+        judge = Judge(
+            args.llm_base_url, args.model, judge_model, args.api_key, args.concurrency, answer_prompt, judge_prompt
+        )
+    conversations = load_locomo(args.data)[: args.conversations]
     report: dict[str, Any] = {
         "commit": _commit(),
         "conversations": len(conversations),
@@ -263,6 +299,11 @@ def main() -> None:
         "recall": args.recall,
         "extractors": {},
     }
+    if judge is not None:  # which templates J used: the project's, or a file's
+        report["prompts"] = {
+            "answer": str(args.answer_prompt or "default"),
+            "judge": str(args.judge_prompt or "default"),
+        }
     for extractor in args.extractor:
         report["extractors"][extractor] = asyncio.run(run_extractor(conversations, extractor, args, judge))
         print(json.dumps({extractor: report["extractors"][extractor]}, ensure_ascii=False, indent=1), flush=True)

@@ -1,103 +1,147 @@
-"""J, as the mem0 paper computes it: an answer from the recalled memories, labelled CORRECT or WRONG by a judge.
+"""J, computed as the mem0 paper does: an answer from the recalled memories, labelled CORRECT or WRONG by a judge.
 
-The two prompts are mem0's (github.com/mem0ai/mem0, evaluation/prompts.py ANSWER_PROMPT_ZEP, the
-one-memory-list variant, and evaluation/metrics/llm_judge.py ACCURACY_PROMPT; Apache-2.0), kept
-word for word; only the memories differ: memchat's top-k recall for the question, each with the
-date of the message it came from.
+The method is mem0's (answer from a list of dated memories, then an LLM judge that grades leniently
+against the gold answer); the two prompts below are this project's own, written to ask for the same
+things. Other prompt files can replace them (`--answer-prompt`, `--judge-prompt` of locomo.py, read by
+`load_prompt`). The memories are memchat's top-k recall for the question, each with the date of the
+message it came from.
+
+A prompt is plain text with placeholders: `{memories}` and `{question}` in the answer prompt,
+`{question}`, `{gold}` and `{answer}` in the judge prompt. `{{name}}` writes a literal `{name}`; any
+other brace is literal as it stands (a JSON example needs no escaping).
 """
 
 import asyncio
 import json
 import re
 from collections import defaultdict
+from pathlib import Path
 from typing import Any
 
 from bench.memory_eval.locomo_data import CATEGORIES, Question
 from openai import AsyncOpenAI
 
-ANSWER_PROMPT = """
-    You are an intelligent memory assistant tasked with retrieving accurate information from conversation memories.
+ANSWER_FIELDS = ("memories", "question")
+JUDGE_FIELDS = ("question", "gold", "answer")
 
-    # CONTEXT:
-    You have access to memories from a conversation. These memories contain
-    timestamped information that may be relevant to answering the question.
+ANSWER_PROMPT = """\
+Below is what was remembered from a long chat between two people, one memory per line, each line
+starting with the date on which it was said. Answer the question after them.
 
-    # INSTRUCTIONS:
-    1. Carefully analyze all provided memories
-    2. Pay special attention to the timestamps to determine the answer
-    3. If the question asks about a specific event or fact, look for direct evidence in the memories
-    4. If the memories contain contradictory information, prioritize the most recent memory
-    5. If there is a question about time references (like "last year", "two months ago", etc.), 
-       calculate the actual date based on the memory timestamp. For example, if a memory from 
-       4 May 2022 mentions "went to India last year," then the trip occurred in 2021.
-    6. Always convert relative time references to specific dates, months, or years. For example, 
-       convert "last year" to "2022" or "two months ago" to "March 2023" based on the memory 
-       timestamp. Ignore the reference while answering the question.
-    7. Focus only on the content of the memories. Do not confuse character 
-       names mentioned in memories with the actual users who created those memories.
-    8. The answer should be less than 5-6 words.
+Rules:
+- Base the answer on these memories alone: no outside knowledge, nothing they do not support.
+- Times: a memory may place something relative to the day it was said ("yesterday", "last summer",
+  "in two weeks"). Count from that memory's own date to the real date, month or year, and answer with
+  that, never with the relative words.
+- Conflicts: where memories disagree about the same thing, the latest-dated memory wins.
+- Length: give only the answer, in a few words (six at most), with no explanation.
 
-    # APPROACH (Think step by step):
-    1. First, examine all memories that contain information related to the question
-    2. Examine the timestamps and content of these memories carefully
-    3. Look for explicit mentions of dates, times, locations, or events that answer the question
-    4. If the answer requires calculation (e.g., converting relative time references), show your work
-    5. Formulate a precise, concise answer based solely on the evidence in the memories
-    6. Double-check that your answer directly addresses the question asked
-    7. Ensure your final answer is specific and avoids vague time references
+Memories:
+{memories}
 
-    Memories:
-
-    {memories}
-
-    Question: {question}
-    Answer:
-    """  # noqa: W291
-
-ACCURACY_PROMPT = """
-Your task is to label an answer to a question as ’CORRECT’ or ’WRONG’. You will be given the following data:
-    (1) a question (posed by one user to another user), 
-    (2) a ’gold’ (ground truth) answer, 
-    (3) a generated answer
-which you will score as CORRECT/WRONG.
-
-The point of the question is to ask about something one user should know about the other user based on their prior conversations.
-The gold answer will usually be a concise and short answer that includes the referenced topic, for example:
-Question: Do you remember what I got the last time I went to Hawaii?
-Gold answer: A shell necklace
-The generated answer might be much longer, but you should be generous with your grading - as long as it touches on the same topic as the gold answer, it should be counted as CORRECT. 
-
-For time related questions, the gold answer will be a specific date, month, year, etc. The generated answer might be much longer or use relative time references (like "last Tuesday" or "next month"), but you should be generous with your grading - as long as it refers to the same date or time period as the gold answer, it should be counted as CORRECT. Even if the format differs (e.g., "May 7th" vs "7 May"), consider it CORRECT if it's the same date.
-
-Now it's time for the real question:
 Question: {question}
-Gold answer: {gold_answer}
-Generated answer: {generated_answer}
+Answer:"""
 
-First, provide a short (one sentence) explanation of your reasoning, then finish with CORRECT or WRONG. 
-Do NOT include both CORRECT and WRONG in your response, or it will break the evaluation script.
+JUDGE_PROMPT = """\
+You are checking answers in a test of long-term memory: each question is about something said in
+earlier conversations. Compare the answer to grade with the reference answer and label it CORRECT or
+WRONG.
 
-Just return the label CORRECT or WRONG in a json format with the key as "label".
-"""  # noqa: W291, E501, RUF001
+Be lenient:
+- The answer may be longer or worded differently from the reference. Label it CORRECT when it is
+  about the same thing the reference names.
+- For a question about when something happened, label it CORRECT when it points to the same date or
+  period as the reference, whatever the format ("3 March 2022", "March 3rd" and "2022-03-03" are one
+  day) and even when it is phrased relative to another time.
+- Otherwise, label it WRONG.
+
+Question: {question}
+Reference answer: {gold}
+Answer to grade: {answer}
+
+Give your reason in one sentence, then end with the label as JSON: {"label": "CORRECT"} or
+{"label": "WRONG"}. Use only one of the two labels in your reply."""
+
+# `{{name}}` (a literal `{name}`) or `{name}` (a placeholder); nothing else in braces is special.
+_PLACEHOLDER = re.compile(r"\{\{([A-Za-z_][A-Za-z0-9_]*)\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+class PromptError(ValueError):
+    """A prompt template that cannot be used: unreadable, a placeholder missing or unknown."""
+
+
+def _braced(names: list[str] | tuple[str, ...]) -> str:
+    return ", ".join("{" + n + "}" for n in names)
+
+
+def check_prompt(template: str, fields: tuple[str, ...], what: str) -> None:
+    """PromptError unless `template` has every placeholder of `fields` and no other."""
+    named = {m.group(2) for m in _PLACEHOLDER.finditer(template) if m.group(2)}
+    missing = [f for f in fields if f not in named]
+    unknown = sorted(named - set(fields))
+    problems = []
+    if missing:
+        problems.append(f"missing {_braced(missing)}")
+    if unknown:
+        problems.append(f"unknown {_braced(unknown)}")
+    if problems:
+        raise PromptError(
+            f"{what}: {'; '.join(problems)} (its placeholders are {_braced(fields)}, each needed;"
+            " write {{name}} for a literal {name})"
+        )
+
+
+def load_prompt(path: Path, fields: tuple[str, ...], what: str) -> str:
+    """The template in `path` (UTF-8), checked against `fields`; PromptError says what is wrong."""
+    try:
+        template = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+        raise PromptError(f"{what} {path}: cannot read it ({reason})") from e
+    check_prompt(template, fields, f"{what} {path}")
+    return template
+
+
+def render(template: str, **values: str) -> str:
+    """The template with its placeholders filled; a value is inserted as it is (never read as a template)."""
+
+    def fill(match: re.Match[str]) -> str:
+        if match.group(1):
+            return "{" + match.group(1) + "}"
+        return values[match.group(2)]
+
+    return _PLACEHOLDER.sub(fill, template)
 
 
 def parse_label(raw: str) -> int:
-    """1 for CORRECT, 0 otherwise; the JSON's label when there is one, else the last label named."""
-    match = re.search(r"\{[^{}]*\}", raw)
-    if match:
+    """1 for CORRECT, 0 otherwise; the last JSON object's label when there is one, else the last label named."""
+    for match in reversed(re.findall(r"\{[^{}]*\}", raw)):
         try:
-            label = str(json.loads(match.group(0)).get("label", ""))
-            return int(label.strip().upper() == "CORRECT")
-        except (json.JSONDecodeError, AttributeError):
-            pass
+            parsed = json.loads(match)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(parsed, dict) and "label" in parsed:
+            return int(str(parsed["label"]).strip().upper() == "CORRECT")
     labels = re.findall(r"CORRECT|WRONG", raw.upper())
     return int(bool(labels) and labels[-1] == "CORRECT")
 
 
 class Judge:
-    def __init__(self, base_url: str, model: str, judge_model: str, api_key: str, concurrency: int) -> None:
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        judge_model: str,
+        api_key: str,
+        concurrency: int,
+        answer_prompt: str = ANSWER_PROMPT,
+        judge_prompt: str = JUDGE_PROMPT,
+    ) -> None:
+        check_prompt(answer_prompt, ANSWER_FIELDS, "the answer prompt")
+        check_prompt(judge_prompt, JUDGE_FIELDS, "the judge prompt")
         self._client = AsyncOpenAI(base_url=base_url, api_key=api_key, timeout=120, max_retries=2)
         self._model, self._judge_model = model, judge_model
+        self._answer_prompt, self._judge_prompt = answer_prompt, judge_prompt
         self._limit = asyncio.Semaphore(concurrency)
 
     async def _ask(self, model: str, prompt: str) -> str:
@@ -111,12 +155,10 @@ class Judge:
             return await self._answer_and_judge(question, memories)
 
     async def _answer_and_judge(self, question: Question, memories: list[str]) -> dict[str, Any]:
-        prompt = ANSWER_PROMPT.format(memories="\n".join(memories) or "(none)", question=question.question)
+        prompt = render(self._answer_prompt, memories="\n".join(memories) or "(none)", question=question.question)
         answer = (await self._ask(self._model, prompt)).strip()
-        verdict = await self._ask(
-            self._judge_model,
-            ACCURACY_PROMPT.format(question=question.question, gold_answer=question.answer, generated_answer=answer),
-        )
+        judged = render(self._judge_prompt, question=question.question, gold=question.answer, answer=answer)
+        verdict = await self._ask(self._judge_model, judged)
         return {"category": question.category, "answer": answer, "label": parse_label(verdict)}
 
     async def score(self, sample: list[tuple[Question, list[str]]]) -> dict[str, Any]:
