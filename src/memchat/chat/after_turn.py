@@ -18,9 +18,9 @@ from memchat.clock import now_ms
 from memchat.conversations import messages
 from memchat.db.engine import Database
 from memchat.instances import seen
-from memchat.memories.extraction import backfill_vectors, extract_safely, run_extraction
-from memchat.memories.pipeline import MemoryPipeline
-from memchat.memories.rules import extract_candidate_memories
+from memchat.memories.extraction.pipeline import MemoryPipeline
+from memchat.memories.extraction.run import backfill_vectors, extract_safely, run_extraction
+from memchat.memories.language.rules import extract_candidate_memories
 from memchat.models.message import EXTRACTION_DONE, EXTRACTION_PENDING
 
 log = logging.getLogger("memchat.after_turn")

@@ -5,8 +5,7 @@ from typing import Literal
 
 from pydantic import ConfigDict
 
-from memchat.memories.rules import MEMORY_TYPE_LABELS
-from memchat.memories.types import StoredMemory
+from memchat.memories.types import MEMORY_TYPE_LABELS, StoredMemory
 from memchat.schemas import ProfileFields
 from memchat.text import normalize
 

@@ -9,7 +9,7 @@ from memchat.background import BackgroundTasks
 from memchat.chat.streams import LocalTurnStreams, TurnStreams
 from memchat.db.engine import Database
 from memchat.llm.client import LLMClient
-from memchat.memories.pipeline import MemoryPipeline
+from memchat.memories.extraction.pipeline import MemoryPipeline
 from memchat.settings import LimitSettings, SummarySettings
 from memchat.throttle import ChatLimiter
 

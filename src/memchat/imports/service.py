@@ -30,7 +30,7 @@ from memchat.conversations import repository as conversations
 from memchat.errors import InvalidInput, NotFound
 from memchat.imports import repository
 from memchat.imports.schemas import MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS, ImportOut, ImportRequest
-from memchat.memories.extraction import backfill_vectors, extract_safely
+from memchat.memories.extraction.run import backfill_vectors, extract_safely
 from memchat.models.message import REPLY_DONE
 from memchat.text import normalize
 

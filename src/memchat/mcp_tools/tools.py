@@ -27,7 +27,7 @@ from memchat.db.engine import Database
 from memchat.errors import MemchatError, NotFound
 from memchat.memories import repository as memory_repository
 from memchat.memories import service as memory_service
-from memchat.memories.pipeline import MemoryPipeline
+from memchat.memories.extraction.pipeline import MemoryPipeline
 from memchat.memories.schemas import MemoryCreate, MemoryOut, MemoryPatch, MemoryStatus, MemoryType
 from memchat.schemas import CamelModel, ConversationOut
 from memchat.security import TokenCodec

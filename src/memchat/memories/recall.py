@@ -8,7 +8,7 @@ for any embedder; a memory without a vector (or a turn whose embedding failed) s
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from memchat.memories.rules import BOUNDARY
+from memchat.memories.types import BOUNDARY
 
 IMPORTANCE_WEIGHT = 0.4
 SIMILARITY_WEIGHT = 0.4

@@ -5,9 +5,9 @@ from memchat.agents.service import require_agent
 from memchat.clock import now_ms
 from memchat.errors import Conflict, InvalidInput
 from memchat.memories import history, repository
-from memchat.memories.apply import apply_plan
-from memchat.memories.planning import ExtractionPlan
-from memchat.memories.rules import MAX_CANDIDATES_PER_TURN
+from memchat.memories.extraction.apply import apply_plan
+from memchat.memories.extraction.planning import ExtractionPlan
+from memchat.memories.language.rules import MAX_CANDIDATES_PER_TURN
 from memchat.memories.schemas import MemoryCreate, MemoryOut, MemoryPatch
 from memchat.memories.types import MemoryDraft
 from memchat.models.memory import ACTIVE, ARCHIVED

@@ -2,26 +2,8 @@
 
 import re
 
-from memchat.memories.types import MemoryDraft
+from memchat.memories.types import BOUNDARY, CONVERSATION_STYLE, PREFERENCE, RELATIONSHIP_GOAL, MemoryDraft
 from memchat.text import normalize
-
-BOUNDARY = "boundary"
-PREFERENCE = "preference"
-RELATIONSHIP_GOAL = "relationship_goal"
-CONVERSATION_STYLE = "conversation_style"
-MEMORY_TYPES = (BOUNDARY, PREFERENCE, RELATIONSHIP_GOAL, CONVERSATION_STYLE)
-# The v2 extractors' fifth type: stable personal facts and dated life events. The v1 rules never
-# produce it; its label is here so that the prompt shows it like the others.
-FACT = "fact"
-V2_MEMORY_TYPES = (*MEMORY_TYPES, FACT)
-
-MEMORY_TYPE_LABELS = {
-    BOUNDARY: "边界",
-    PREFERENCE: "偏好",
-    RELATIONSHIP_GOAL: "关系目标",
-    CONVERSATION_STYLE: "对话风格",
-    FACT: "个人信息",
-}
 
 MAX_CANDIDATES_PER_TURN = 2
 MAX_MEMORY_CHARS = 500

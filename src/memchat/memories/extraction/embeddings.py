@@ -18,7 +18,7 @@ from importlib import resources
 import numpy as np
 import numpy.typing as npt
 
-from memchat.memories.classifier import (
+from memchat.memories.language.classifier import (
     DEFAULT_EPOCHS,
     DEFAULT_L2,
     DEFAULT_NGRAM_SIZES,
@@ -27,19 +27,11 @@ from memchat.memories.classifier import (
     SoftmaxClassifier,
     features,
 )
-from memchat.memories.content import clean_content
-from memchat.memories.embedder import Embedder, Matrix, Vector
-from memchat.memories.rules import (
-    BOUNDARY,
-    CONVERSATION_STYLE,
-    FACT,
-    MAX_CANDIDATES_PER_TURN,
-    PREFERENCE,
-    V2_MEMORY_TYPES,
-    rule_importance,
-)
-from memchat.memories.slots import read_slots
-from memchat.memories.types import MemoryDraft
+from memchat.memories.language.content import clean_content
+from memchat.memories.language.embedder import Embedder, Matrix, Vector
+from memchat.memories.language.rules import MAX_CANDIDATES_PER_TURN, rule_importance
+from memchat.memories.language.slots import read_slots
+from memchat.memories.types import BOUNDARY, CONVERSATION_STYLE, FACT, PREFERENCE, V2_MEMORY_TYPES, MemoryDraft
 from memchat.text import normalize
 
 CLASSES: tuple[str | None, ...] = (None, *V2_MEMORY_TYPES)

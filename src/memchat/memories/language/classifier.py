@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from memchat.memories.embedder import Matrix, Vector
+from memchat.memories.language.embedder import Matrix, Vector
 
 # chosen by 5-fold cross-validation on the training split (bench/memory_eval/cv.py)
 DEFAULT_L2 = 0.1

@@ -13,7 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from memchat.clock import now_ms
 from memchat.memories import history, repository
-from memchat.memories.planning import ExtractionPlan, MemoryChange
+from memchat.memories.extraction.planning import ExtractionPlan, MemoryChange
 from memchat.models.memory import ACTIVE
 from memchat.models.memory import ARCHIVED as STATUS_ARCHIVED
 from memchat.models.memory_event import ARCHIVED, EXTRACTED, MERGED, SUPERSEDED, UPDATED

@@ -14,9 +14,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from memchat.memories.rules import MAX_MEMORY_CHARS, MEMORY_TYPE_LABELS
-from memchat.memories.rules import V2_MEMORY_TYPES as MEMORY_TYPES
-from memchat.memories.types import MemoryDraft, StoredMemory
+from memchat.memories.language.rules import MAX_MEMORY_CHARS
+from memchat.memories.types import MEMORY_TYPE_LABELS, MemoryDraft, StoredMemory
+from memchat.memories.types import V2_MEMORY_TYPES as MEMORY_TYPES
 from memchat.text import normalize
 
 DEFAULT_MAX_OPERATIONS = 3

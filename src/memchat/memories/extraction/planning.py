@@ -8,9 +8,9 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
-from memchat.memories.changes import Changes, judge_candidate, supersedes_for_update
-from memchat.memories.llm_extraction import ArchiveOp, MemoryOp, UpdateOp
-from memchat.memories.semantic import MemoryEmbeddings
+from memchat.memories.extraction.changes import Changes, judge_candidate, supersedes_for_update
+from memchat.memories.extraction.llm import ArchiveOp, MemoryOp, UpdateOp
+from memchat.memories.language.semantic import MemoryEmbeddings
 from memchat.memories.types import MemoryDraft, StoredMemory
 from memchat.models.memory_event import ARCHIVED, MERGED, UPDATED
 

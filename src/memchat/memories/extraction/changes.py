@@ -13,12 +13,12 @@ from datetime import date
 from typing import Literal
 
 from memchat.clock import now_ms
-from memchat.memories.conflicts import CONTRADICTS, SAME, Statement, analyse, content_overlap, relation
-from memchat.memories.content import clean_content
-from memchat.memories.dates import resolve_event_date
-from memchat.memories.rules import FACT, MAX_CANDIDATES_PER_TURN, rule_importance
-from memchat.memories.semantic import MemoryEmbeddings, first_person
-from memchat.memories.types import MemoryDraft, StoredMemory
+from memchat.memories.language.conflicts import CONTRADICTS, SAME, Statement, analyse, content_overlap, relation
+from memchat.memories.language.content import clean_content
+from memchat.memories.language.dates import resolve_event_date
+from memchat.memories.language.rules import MAX_CANDIDATES_PER_TURN, rule_importance
+from memchat.memories.language.semantic import MemoryEmbeddings, first_person
+from memchat.memories.types import FACT, MemoryDraft, StoredMemory
 
 ChangesMode = Literal["merge", "supersede"]
 

@@ -13,7 +13,7 @@ pronouns, particles, degree words and the verbs of liking or wanting).
 import re
 from dataclasses import dataclass
 
-from memchat.memories.slots import read_slots
+from memchat.memories.language.slots import read_slots
 
 SAME = "same"
 CONTRADICTS = "contradicts"

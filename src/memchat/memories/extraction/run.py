@@ -14,18 +14,24 @@ from memchat.db.engine import Database
 from memchat.errors import UpstreamError
 from memchat.llm.client import LLMClient
 from memchat.memories import repository
-from memchat.memories.apply import AppliedPlan, apply_plan
-from memchat.memories.changes import Changes, revisions
-from memchat.memories.llm_extraction import (
+from memchat.memories.extraction.apply import AppliedPlan, apply_plan
+from memchat.memories.extraction.changes import Changes, revisions
+from memchat.memories.extraction.llm import (
     ParseResult,
     build_extraction_messages,
     extraction_response_format,
     parse_operations,
 )
-from memchat.memories.pipeline import MemoryPipeline
-from memchat.memories.planning import ExtractionPlan, fill_vectors, most_similar, plan_candidates, plan_operations
-from memchat.memories.rules import extract_candidate_memories
-from memchat.memories.semantic import MemoryEmbeddings
+from memchat.memories.extraction.pipeline import MemoryPipeline
+from memchat.memories.extraction.planning import (
+    ExtractionPlan,
+    fill_vectors,
+    most_similar,
+    plan_candidates,
+    plan_operations,
+)
+from memchat.memories.language.rules import extract_candidate_memories
+from memchat.memories.language.semantic import MemoryEmbeddings
 from memchat.memories.types import MemoryDraft, StoredMemory
 from memchat.models import Message
 from memchat.models.memory_event import ACTOR_EMBEDDINGS, ACTOR_LLM, ACTOR_RULES

