@@ -259,7 +259,8 @@ def markdown(table: dict[str, Any]) -> str:
 def _commit() -> str:
     try:
         out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True)
-        return out.stdout.strip()
+        changed = subprocess.run(["git", "status", "--porcelain", "src"], capture_output=True, text=True, check=True)
+        return out.stdout.strip() + ("+uncommitted-src" if changed.stdout.strip() else "")
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
 
