@@ -16,11 +16,14 @@ from memchat.clock import now_ms
 from memchat.memories.language.conflicts import CONTRADICTS, SAME, Statement, analyse, content_overlap, relation
 from memchat.memories.language.content import clean_content
 from memchat.memories.language.dates import resolve_event_date
-from memchat.memories.language.rules import MAX_CANDIDATES_PER_TURN, rule_importance
+from memchat.memories.language.facts import split_facts
+from memchat.memories.language.rules import rule_importance
 from memchat.memories.language.semantic import MemoryEmbeddings, first_person
 from memchat.memories.types import FACT, MemoryDraft, StoredMemory
 
 ChangesMode = Literal["merge", "supersede"]
+MAX_FACTS_PER_TURN = 4
+"""Memories one message may make under the v2 extractors: each statement cut into the facts it holds."""
 
 
 @dataclass(frozen=True)
@@ -62,9 +65,10 @@ def revisions(user_text: str, candidates: Sequence[MemoryDraft], known: Sequence
     with the type of the memory they change, up to the per-turn limit."""
     found: list[MemoryDraft] = []
     taken = {c.content for c in candidates}
-    for sentence in (p.strip() for p in _SENTENCE_END.split(user_text)):
+    sentences = (p.strip() for p in _SENTENCE_END.split(user_text))
+    for sentence in (fact for s in sentences if s for fact in split_facts(s)):
         content = clean_content(sentence)
-        if content is None or content in taken or len(candidates) + len(found) >= MAX_CANDIDATES_PER_TURN:
+        if content is None or content in taken or len(candidates) + len(found) >= MAX_FACTS_PER_TURN:
             continue
         new = statement(content)
         changed = next((m for m in known if relation(new, statement(m.content)) == CONTRADICTS), None)

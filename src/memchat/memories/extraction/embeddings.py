@@ -18,6 +18,7 @@ from importlib import resources
 import numpy as np
 import numpy.typing as npt
 
+from memchat.memories.extraction.changes import MAX_FACTS_PER_TURN
 from memchat.memories.language.classifier import (
     DEFAULT_EPOCHS,
     DEFAULT_L2,
@@ -29,6 +30,7 @@ from memchat.memories.language.classifier import (
 )
 from memchat.memories.language.content import clean_content
 from memchat.memories.language.embedder import Embedder, Matrix, Vector
+from memchat.memories.language.facts import split_facts
 from memchat.memories.language.rules import MAX_CANDIDATES_PER_TURN, rule_importance
 from memchat.memories.language.slots import read_slots
 from memchat.memories.types import BOUNDARY, CONVERSATION_STYLE, FACT, PREFERENCE, V2_MEMORY_TYPES, MemoryDraft
@@ -94,6 +96,20 @@ _PLAIN_LIKING = re.compile(
     r"^我(?:也|还|一直|从小|平时)?(?:很|最|特别|超|非常|挺|真的|比较)?"
     r"(不喜欢|不爱|讨厌|受不了|喜欢|爱|害怕|怕|习惯)([^，,。！!？?]{1,14})[。！!]?$"
 )
+# the same in English: "I love Taylor Swift", "I follow the Dodgers too", "I'm allergic to shellfish"
+_PLAIN_LIKING_EN = re.compile(
+    r"^(?:i|i'm|i am)\s+(?:also\s+|really\s+|totally\s+|absolutely\s+|still\s+)?"
+    r"(love|like|hate|can't stand|enjoy|prefer|adore|follow|drink|eat|play|watch|listen to|don't eat|don't drink|"
+    r"never eat|allergic to|(?:a )?(?:huge|big) fan of)\s+([^,.!?]{2,40}?)(?:\s+too|\s+as well)?[.!]?$",
+    re.IGNORECASE,
+)
+_LIKING_TYPES_EN = {
+    "hate": BOUNDARY,
+    "can't stand": BOUNDARY,
+    "allergic to": FACT,
+    "don't eat": FACT,
+    "never eat": FACT,
+}
 _ADDRESS_ME = re.compile(r"叫我|称呼我|喊我")
 _HERE_AND_NOW = re.compile(r"[这那]|刚|今天|今晚|现在|你")
 _LIKING_TYPES = {"不喜欢": BOUNDARY, "不爱": PREFERENCE, "讨厌": BOUNDARY, "受不了": BOUNDARY, "害怕": FACT, "怕": FACT}
@@ -142,6 +158,10 @@ def _rescue(c: Classification, min_confidence: float) -> Classification:
     liking = _PLAIN_LIKING.match(c.text)
     if liking is not None and not _HERE_AND_NOW.search(liking.group(2)):
         return Classification(text=c.text, type=_LIKING_TYPES.get(liking.group(1), PREFERENCE), confidence=0.0)
+    liking = _PLAIN_LIKING_EN.match(c.text)
+    if liking is not None and not re.search(r"\b(?:this|that|it|you|today|tonight)\b", liking.group(2), re.I):
+        kind = liking.group(1).lower()
+        return Classification(text=c.text, type=_LIKING_TYPES_EN.get(kind, PREFERENCE), confidence=0.0)
     return c
 
 
@@ -269,9 +289,14 @@ class EmbeddingExtractor:
         if not kept and whole.type is not None:
             kept = [whole]
         drafts: list[MemoryDraft] = []
-        for c in kept:
-            content = clean_content(c.text)
-            if c.type is None or content is None or len(drafts) >= MAX_CANDIDATES_PER_TURN:
+        for c in kept[:MAX_CANDIDATES_PER_TURN]:
+            if c.type is None:
                 continue
-            drafts.append(MemoryDraft(type=c.type, content=content, importance=rule_importance(c.text)))
+            facts = split_facts(c.text)
+            for fact in facts:
+                content = clean_content(fact)
+                if content is None or len(drafts) >= MAX_FACTS_PER_TURN:
+                    continue
+                memory_type = (_slot_type(fact) or c.type) if len(facts) > 1 else c.type
+                drafts.append(MemoryDraft(type=memory_type, content=content, importance=rule_importance(c.text)))
         return drafts

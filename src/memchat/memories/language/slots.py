@@ -7,6 +7,8 @@ first. A value the statement negates (别叫我阿杰) fills nothing. Values are
 
 import re
 
+from memchat.memories.language.slots_en import read_slots_en
+
 _CJK = "\u4e00-\u9fff"
 _VALUE_END = r"(?=就好|就行|就可以|吧|好了|了|呀|哦|啦|的|[，。！!,.?？\s]|$)"
 _NEGATED_BEFORE = re.compile(r"(?:别|不要|不想被|不再|不是|不在|不|没)$")
@@ -27,10 +29,17 @@ _CITY = re.compile(
     rf"|(?<!现)(?<!正)在([{_CJK}]{{2,3}}?)(?=工作|上班|生活|读书|上学|定居|住))"
 )
 _NOT_PLACES = set("外面 家里 公司 学校 宿舍 路上 医院 这里 那里 哪里 老家 上班 工作 家 学习".split())
-_JOB = re.compile(
-    rf"(?:(?:我|现在)(?:现在)?是|工作是|职业是|我在做|我当)(?:一名|一个|个|一位|名)?([{_CJK}]{{1,5}}?"
-    r"(?:师|员|生|家|工|手|者|医生|护士|老板|会计|司机|律师|警察|模特|主播|博主|自由职业))(?=了|[，。！!,.]|$)"
+_TITLE = (
+    r"(?:师|员|生|家|工|手|者|医生|护士|老板|会计|司机|律师|警察|模特|主播|博主|自由职业|店长|长|顾问|经理|主管|总监"
+    r"|助理|编辑|记者|策划|运营|销售|客服|专员|代表|秘书|老师|保安|保姆|月嫂|阿姨|骑手|外卖|快递|厨子|大夫|教练|HR|hr)"
 )
+_JOB = re.compile(
+    rf"(?:(?:我|现在)(?:现在)?(?:是|在)|工作是|职业是|我在做|我当|我做|我干|(?:我|现在)(?:现在)?在[{_CJK}]{{1,8}}?(?:当|做|干))"
+    rf"(?:一名|一个|个|一位|名)?([{_CJK}A-Za-z]{{0,6}}?{_TITLE})(?=了|呢|啦|[，。！!,.]|$)"
+)
+# what a person eats as a rule: meat or no meat
+_VEGETARIAN = re.compile(r"吃素|素食|不吃肉|不碰肉|戒肉|纯素")
+_MEAT = re.compile(r"无肉不欢|爱吃肉|喜欢吃肉|离不开肉|顿顿有肉|肉食动物")
 _AGE = re.compile(r"我(?:今年|现在)?(\d{1,3}|[一二三四五六七八九十]{1,3})岁")
 _DATE = r"(\d{1,2}月\d{1,2}[号日]|[一二三四五六七八九十]{1,3}月[一二三四五六七八九十]{1,3}[号日])"
 _BIRTHDAY = re.compile(rf"(?:我的?生日是?|我的?生日在){_DATE}|{_DATE}是我的?生日")
@@ -83,6 +92,7 @@ _EITHER_OR: tuple[tuple[str, tuple[tuple[re.Pattern[str], str], ...]], ...] = (
     ("tone", ((_CASUAL, "casual"), (_FORMAL, "formal"))),
     ("study_work", ((_WORKING, "working"), (_STUDENT, "student"))),
     ("relationship_status", ((_SINGLE, "single"), (_TAKEN, "taken"))),
+    ("diet", ((_VEGETARIAN, "vegetarian"), (_MEAT, "meat"))),
 )
 
 
@@ -134,4 +144,7 @@ def read_slots(text: str) -> tuple[dict[str, frozenset[str]], str]:
     for m in _EVENT.finditer(rest):
         day, event = (m.group(1), m.group(2)) if m.group(2) else (m.group(4), m.group(3))
         put(f"event:{event}", day)
+    if re.search(r"[A-Za-z]", text):  # English, or English words in a Chinese message
+        for key, values in read_slots_en(text).items():
+            found.setdefault(key, set()).update(values)
     return {k: frozenset(v) for k, v in found.items()}, rest

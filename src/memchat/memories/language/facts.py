@@ -1,0 +1,81 @@
+"""One fact per memory: a statement that says several things is cut into the facts it holds. Pure.
+
+我叫小林，我住在杭州 holds a name and a city; stored as one memory, a later 我搬到上海了 would
+archive the name with the city. It is cut where a clause starts a new slot (name, city, job, age,
+schedule...): 我叫小林 / 我住在杭州. A clause that fills no slot stays with the clause before it
+(我住在杭州，离西湖很近 is one fact), and a statement with fewer than two slot-filling clauses is
+left whole. The same for English ("I'm Dana and I teach math" -> "I'm Dana" / "I teach math").
+"""
+
+import re
+
+from memchat.memories.language.slots import read_slots
+
+# where a clause may end: a comma or semicolon, or an English "and"/"but" before a new subject
+_CLAUSE_END = re.compile(r"\s*[，,；;、]\s*|\s+(?:and|but|plus)\s+(?=(?:i|i'm|i've|my|we|we're)\b)", re.IGNORECASE)
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+_VERB = re.compile(
+    r"\b(?:am|is|are|was|were|have|has|had|do|does|did|live|lived|work|worked|teach|taught|study|go|went|like|love|"
+    r"hate|moved|got|manage|run|own|need|want|play|drive|eat|drink)\b|'m\b|'s\b|'re\b|'ve\b|\w+ed\b",
+    re.IGNORECASE,
+)
+_SUBJECT = re.compile(r"^(?:我|i\b|i'm\b|my\b|we\b|we're\b)", re.IGNORECASE)
+
+
+def _clauses(text: str) -> list[str]:
+    parts: list[str] = []
+    start = 0
+    for m in _CLAUSE_END.finditer(text):
+        if m.group(0).strip() and m.group(0).strip()[0].isalpha() and not _VERB.search(text[start : m.start()]):
+            continue  # "My boyfriend Tyler and I have been together": the "and" joins two subjects
+        if m.start() > start:
+            parts.append(text[start : m.start()])
+        start = m.end()
+    if start < len(text):
+        parts.append(text[start:])
+    return [p.strip() for p in parts if p.strip()]
+
+
+_REFERS_BACK = re.compile(r"[这那它]|\b(?:it|there|that|this|they|them)\b", re.IGNORECASE)
+
+
+def _stands_alone(clause: str) -> bool:
+    """A clause with its own subject that points at nothing said before it (我喜欢吃辣, not 我很喜欢这里)."""
+    return bool(_SUBJECT.match(clause)) and not _REFERS_BACK.search(clause)
+
+
+def _slot_names(clause: str) -> frozenset[str]:
+    """The slots a clause fills, read as said by the user (是一名护士 as 我是一名护士)."""
+    if _CJK.search(clause) and not _SUBJECT.match(clause):
+        clause = "我" + clause
+    return frozenset(read_slots(clause)[0])
+
+
+def split_facts(text: str) -> list[str]:
+    """The facts `text` states, each a statement of its own; `[text]` when it states one (or none)."""
+    clauses = _clauses(text)
+    if len(clauses) < 2:
+        return [text]
+    groups: list[tuple[list[str], set[str]]] = []
+    for clause in clauses:
+        slots = _slot_names(clause)
+        new_slot = bool(slots) and bool(groups) and bool(groups[-1][1]) and not slots <= groups[-1][1]
+        new_subject = bool(groups) and bool(groups[-1][1]) and _stands_alone(clause)
+        if groups and not new_slot and not new_subject and (not slots or not groups[-1][1] or slots <= groups[-1][1]):
+            groups[-1][0].append(clause)
+            groups[-1][1].update(slots)
+        else:
+            groups.append(([clause], set(slots)))
+    if len(groups) < 2 or not any(slots for _, slots in groups):
+        return [text]
+    if not groups[0][1]:  # a lead-in without a slot ("对了，") goes with the first fact
+        lead, _ = groups.pop(0)
+        groups[0] = ([*lead, *groups[0][0]], groups[0][1])
+    chinese = bool(_CJK.search(text))
+    facts: list[str] = []
+    for parts, _ in groups:
+        fact = ("，" if chinese else ", ").join(parts).rstrip("。.!！")
+        if chinese and text.startswith("我") and not _SUBJECT.match(fact):
+            fact = "我" + fact  # 我叫小林，今年25岁 -> 我今年25岁
+        facts.append(fact + ("。" if chinese else "."))
+    return facts

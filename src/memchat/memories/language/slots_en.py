@@ -1,0 +1,219 @@
+"""Slots an English statement fills, as `slots.py` reads them in Chinese. Pure.
+
+"I live in Denver" fills `city` with denver; "we moved to Portland" fills it with portland, so the
+second replaces the first. Values are lower-cased words; a value the statement negates ("don't call
+me Jim") fills nothing. The keys are the Chinese reader's where the slot is the same (name, city,
+hometown, job, age, reply_length, tone, relationship_status, study_work, diet), so a mixed-language
+pair of statements compares too.
+"""
+
+import re
+
+_I = r"(?:\bi\b|\bi'm\b|\bi am\b|\bim\b)"
+_NAME_WORD = r"([A-Z][a-zA-Z'-]{1,20})"
+_PLACE = r"([A-Z][a-zA-Z.-]+(?:\s+[A-Z][a-zA-Z.-]+){0,2})"
+_NOT_NAMES = {"Sorry", "Just", "Not", "So", "Really", "Still", "Also", "Here", "Back", "Fine", "Good", "Okay", "Ok"}
+
+_NAME = re.compile(
+    rf"\b(?i:my name is|my name's|name's|call me|i go by|people call me|everyone calls me|i'm called|"
+    rf"i am called)\s+{_NAME_WORD}"
+)
+# "I'm Dana" / "I am Dana": only a capitalised word alone after it (not "I'm Tired of it")
+_IM_NAME = re.compile(rf"^(?i:hi|hey|hello)?[,!\s]*(?i:i'm|i am|this is)\s+{_NAME_WORD}(?=\s*(?:[,.!;]|and\b|$))")
+_CITY = re.compile(
+    rf"\b(?i:(?:i|we)\s+(?:now\s+|still\s+|currently\s+|just\s+|recently\s+|finally\s+)?"
+    rf"(?:live|lived|living|moved|move|relocated|am living|'m living|settled|'m based|am based|are based)"
+    rf"\s+(?:back\s+)?(?:in|to|over to|out to))\s+{_PLACE}"
+)
+# "Finally moved to Portland last month" (no subject)
+_CITY_MOVED = re.compile(rf"^(?i:(?:(?:finally|just|recently|so)\s+)?(?:moved|relocated)\s+(?:back\s+)?to)\s+{_PLACE}")
+_CITY_BASED = re.compile(
+    rf"\b(?i:(?:i'm|i am|we're|we are)\s+(?:now\s+|still\s+)?(?:based\s+|living\s+|back\s+|back home\s+)?in)\s+{_PLACE}"
+)
+# "I live in a tiny town outside Boise"
+_CITY_NEAR = re.compile(
+    rf"\b(?i:(?:i|we)\s+(?:now\s+)?(?:live|moved|relocated)\s+(?:in|to)\s+an?\s+(?:\w+\s+){{0,2}}"
+    rf"(?:town|city|suburb|village|place)\s+(?:outside|near|north of|south of|east of|west of|close to))\s+{_PLACE}"
+)
+_HOMETOWN = re.compile(
+    rf"\b(?i:(?:i'm|i am|i come)\s+(?:originally\s+)?from)\s+{_PLACE}|\b(?i:i grew up in)\s+{_PLACE}"
+)
+_JOB_NOUN = (
+    r"(?:teacher|nurse|engineer|developer|programmer|designer|manager|accountant|lawyer|paralegal|doctor|"
+    r"dentist|chef|cook|barista|driver|pilot|writer|editor|journalist|translator|artist|musician|photographer|"
+    r"consultant|advisor|adviser|analyst|architect|scientist|researcher|professor|tutor|librarian|pharmacist|"
+    r"therapist|counselor|counsellor|electrician|plumber|mechanic|carpenter|firefighter|officer|cop|"
+    r"salesperson|cashier|clerk|receptionist|assistant|secretary|intern|freelancer|founder|owner|ceo|"
+    r"banker|trader|recruiter|marketer|vet|veterinarian|paramedic|technician|caregiver|caretaker|"
+    r"bartender|waiter|waitress|server|janitor|farmer|soldier|coach|trainer|instructor|surgeon|midwife|"
+    r"student|retiree|homemaker|stay-at-home (?:mom|dad|parent)|sahm|sahd|ux designer|data scientist|"
+    r"software engineer|web developer|project manager|store manager|shift lead|supervisor|director)"
+)
+_JOB = re.compile(
+    rf"\b(?:i work as|i'm working as|i am working as|i'm|i am|i've become|i became|i'm now|i am now|"
+    rf"my job is|i got a job as|i'm employed as|work as)\s+(?:now\s+)?(?:an?\s+|the\s+)?"
+    rf"((?:[a-z-]+\s+){{0,3}}?{_JOB_NOUN})s?\b",
+    re.IGNORECASE,
+)
+# "I teach math", "I manage a bubble tea shop", "I run a bakery", "I nurse"
+_JOB_VERB = re.compile(
+    r"\bi\s+(?:now\s+|still\s+)?(teach|manage|run|own|nurse|tutor|code|program|design|drive|cook|bartend)"
+    r"(?:es|s)?\s+(?:at\s+|for\s+|in\s+)?(?:an?\s+|the\s+|my\s+)?([a-z][a-z -]{2,30}?)"
+    r"(?=[,.;!]|\s+(?:and|but|at|in|for|now)\b|$)",
+    re.IGNORECASE,
+)
+_IN_PLACE = re.compile(rf"\s+in\s+{_PLACE}")
+_RELATIVE = (
+    r"(?i:my\s+(wife|husband|partner|boyfriend|girlfriend|fianc[ée]e?|mom|mother|dad|father|son|daughter|brother|"
+    r"sister|kid|roommate|best friend|friend|cousin|aunt|uncle|grandma|grandpa))"
+)
+_RELATIVE_JOB = re.compile(
+    rf"{_RELATIVE}(?:'s|\s+is)\s+(?:now\s+)?(?:an?\s+)?((?:[a-z-]+\s+){{0,2}}?{_JOB_NOUN})s?\b", re.IGNORECASE
+)
+_RELATIVE_CITY = re.compile(rf"{_RELATIVE}\s+(?:lives|is living|moved|is based|works)\s+(?:in|to)\s+{_PLACE}")
+_RETIRED = re.compile(r"\bi(?:'m| am| just| have|'ve)?\s+(?:now\s+)?retired\b|\bi retired\b", re.IGNORECASE)
+_AGE = re.compile(
+    r"\bi(?:'m| am| just| turned| just turned)\s+(?:turned\s+)?(\d{1,3})"
+    r"(?:\s+years?\s+old|\s*yo\b|\s*(?=[,.;!]|$)|(?=\s+(?:and|today|now|this|next|as of)\b))",
+    re.IGNORECASE,
+)
+_WEEKDAY = r"(mon|tues|wednes|thurs|fri|satur|sun)(?:day)s?"
+_CLOCK = re.compile(
+    r"\b(wake up|get up|getting up|waking up|(?<=i'm )up|(?<=i am )up|go to bed|going to bed|go to sleep|sleep|"
+    r"start work|get off work|finish work|leave work|eat dinner)"
+    r"\s+(?:at\s+|around\s+|by\s+)(\d{1,2}(?::\d\d)?\s*(?:am|pm|a\.m\.|p\.m\.)?)",
+    re.IGNORECASE,
+)
+_WEEKLY = re.compile(
+    rf"\b(?:my\s+)?([a-z]+(?:\s+[a-z]+)?)\s+(?:class|lesson|lessons|practice|session|night|club|group|meeting|shift)s?"
+    rf"\s+(?:is|are|was|were|moved|got moved|changed|switched)?\s*(?:to\s+|on\s+|every\s+)?{_WEEKDAY}",
+    re.IGNORECASE,
+)
+_SHORT = re.compile(
+    r"\b(?:short|shorter|brief|briefer|concise)\s+(?:replies|answers|responses|messages)\b|\bkeep (?:it|them|replies|"
+    r"answers) (?:short|brief)\b|"
+    r"\bkeep (?:your |the |my )?(?:replies|answers|responses|messages) (?:short|brief)\b|\bfewer words\b|\btl;?dr\b",
+    re.IGNORECASE,
+)
+_LONG = re.compile(
+    r"\b(?:long|longer|detailed|more detailed|in-depth|thorough)\s+(?:replies|answers|responses|explanations)\b|"
+    r"\bmore detail\b|\bgo into detail\b|\belaborate\b",
+    re.IGNORECASE,
+)
+_CASUAL = re.compile(r"\b(?:casual|less formal|informal|relaxed|chill)\b", re.IGNORECASE)
+_FORMAL = re.compile(r"(?<!less )(?<!not so )\b(?:formal|professional|polite)\b(?! anymore)", re.IGNORECASE)
+_SINGLE = re.compile(
+    r"\b(?:i'm|i am|i'm now|i am now)\s+(?:single|divorced|widowed)\b|\bwe (?:broke up|split up|split)\b|"
+    r"\bbroke up with\b|"
+    r"\bgot divorced\b|\b(?:i|we) broke up\b|\band i (?:broke up|split up|split)\b|\bi'm not seeing anyone\b",
+    re.IGNORECASE,
+)
+_TAKEN = re.compile(
+    r"\b(?:i'm|i am|we're|we are|we just got|i just got|got)\s+(?:now\s+)?"
+    r"(?:engaged|married|dating|in a relationship)\b|"
+    r"\bmy (?:girlfriend|boyfriend|partner|fianc[ée]e?|wife|husband)\b",
+    re.IGNORECASE,
+)
+_STUDENT = re.compile(
+    r"\b(?:i'm|i am)\s+(?:a\s+)?(?:student|(?:freshman|sophomore|junior|senior|grad student|phd student))\b|"
+    r"\bi(?:'m| am)? (?:studying|majoring in|in grad school|in college)\b",
+    re.IGNORECASE,
+)
+_MAJOR = re.compile(
+    r"\b(?:majoring in|major is|studying|switched (?:my major )?to|my major to)\s+([a-z][a-z ]{2,30}?)\b"
+    r"(?=[,.;!]|\s+(?:and|but|now|at)\b|$)",
+    re.IGNORECASE,
+)
+_VEGGIE = re.compile(
+    r"\b(?:vegetarian|vegan|plant-based|don't eat meat|do not eat meat|no longer eat meat|gave up meat|"
+    r"stopped eating meat|pescatarian)\b",
+    re.IGNORECASE,
+)
+_MEAT = re.compile(
+    r"\b(?:meat lover|meat-lover|carnivore|love (?:my )?meat|love steak|eat (?:a lot of )?meat|meat and potatoes)\b",
+    re.IGNORECASE,
+)
+_NEGATED_BEFORE = re.compile(r"(?:\bdon't|\bdo not|\bnot|\bnever|\bno longer|n't)\s+(?:\w+\s+)?$", re.IGNORECASE)
+_CLOCK_NAMES = {
+    "up": "wake up",
+    "get up": "wake up",
+    "getting up": "wake up",
+    "waking up": "wake up",
+    "go to sleep": "go to bed",
+    "going to bed": "go to bed",
+    "sleep": "go to bed",
+}
+_CLOCK_NAMES = {
+    "up": "wake up",
+    "get up": "wake up",
+    "getting up": "wake up",
+    "waking up": "wake up",
+    "go to sleep": "go to bed",
+    "going to bed": "go to bed",
+    "sleep": "go to bed",
+}
+_EITHER_OR: tuple[tuple[str, tuple[tuple[re.Pattern[str], str], ...]], ...] = (
+    ("reply_length", ((_LONG, "long"), (_SHORT, "short"))),
+    ("tone", ((_CASUAL, "casual"), (_FORMAL, "formal"))),
+    ("relationship_status", ((_SINGLE, "single"), (_TAKEN, "taken"))),
+    ("diet", ((_VEGGIE, "vegetarian"), (_MEAT, "meat"))),
+)
+
+
+def _positive(text: str, start: int) -> bool:
+    return not _NEGATED_BEFORE.search(text[max(0, start - 16) : start])
+
+
+def _job_value(title: str) -> str:
+    return re.sub(r"\s+", " ", title.lower().strip())
+
+
+def read_slots_en(text: str) -> dict[str, set[str]]:
+    """The slots an English `text` fills (slot -> values)."""
+    found: dict[str, set[str]] = {}
+
+    def put(key: str, value: str) -> None:
+        found.setdefault(key, set()).add(value.lower().strip().rstrip("."))
+
+    for m in _NAME.finditer(text):
+        if _positive(text, m.start()) and m.group(1) not in _NOT_NAMES:
+            put("name", m.group(1))
+    introduced = _IM_NAME.search(text)
+    if introduced is not None and introduced.group(1) not in _NOT_NAMES:
+        put("name", introduced.group(1))
+    for pattern in (_CITY, _CITY_MOVED, _CITY_BASED, _CITY_NEAR):
+        for m in pattern.finditer(text):
+            if _positive(text, m.start()):
+                put("city", m.group(1))
+    for m in _HOMETOWN.finditer(text):
+        put("hometown", next(g for g in m.groups() if g))
+    for m in _JOB.finditer(text):
+        if _positive(text, m.start()):
+            put("job", _job_value(m.group(1)))
+            if (where := _IN_PLACE.match(text, m.end())) is not None:  # "a pharmacist in Leeds"
+                put("city", where.group(1))
+    for m in _RELATIVE_JOB.finditer(text):
+        put(f"job:{m.group(1).lower()}", _job_value(m.group(2)))
+    for m in _RELATIVE_CITY.finditer(text):
+        put(f"city:{m.group(1).lower()}", m.group(2))
+    for m in _JOB_VERB.finditer(text):
+        if _positive(text, m.start()):
+            put("job", f"{m.group(1).lower()} {m.group(2).lower()}")
+    if _RETIRED.search(text):
+        put("job", "retired")
+    for m in _AGE.finditer(text):
+        put("age", m.group(1))
+    for m in _CLOCK.finditer(text):
+        activity = _CLOCK_NAMES.get(m.group(1).lower(), m.group(1).lower())
+        put(f"clock:{activity}", m.group(2).replace(" ", "").replace(".", ""))
+    for m in _WEEKLY.finditer(text):
+        put(f"weekly:{m.group(1).lower()}", m.group(2).lower())
+    for slot, choices in _EITHER_OR:
+        value = next((value for pattern, value in choices if pattern.search(text)), None)
+        if value is not None:
+            put(slot, value)
+    for m in _MAJOR.finditer(text):
+        put("major", m.group(1))
+    if _STUDENT.search(text) and "job" not in found:
+        put("study_work", "student")
+    return found
