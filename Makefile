@@ -1,4 +1,4 @@
-.PHONY: run test setup
+.PHONY: run test setup lock
 
 run:
 	scripts/run
@@ -8,3 +8,7 @@ test:
 
 setup:
 	scripts/setup
+
+# Writes requirements/*.txt again from pyproject.toml (after adding, removing or changing a dependency).
+lock:
+	scripts/lock
