@@ -150,3 +150,32 @@ async def test_digest_through_the_api_keeps_the_early_boundary(serve: Serve, ups
     await chat(running, token, agent_id, "还记得我吗")
     system = upstream.chat_requests[-1]["messages"][0]["content"]
     assert "此前对话摘要：" + NOTE + "别叫我宝贝，我不喜欢。" in system
+
+
+def test_a_superseded_statement_leaves_the_digest_with_its_reply() -> None:
+    from memchat.conversations.forget import forget_statements
+
+    summary = "\n".join(
+        [
+            "用户交代：我在北京上班，每天通勤两小时。",
+            "用户：今天好累。",
+            "Agent：辛苦啦，早点休息。",
+            "用户：我叫小林，我住在杭州。",
+            "Agent：杭州是个好地方。",
+        ]
+    )
+    forgotten = forget_statements(summary, ["我在北京上班。", "我住在杭州。"])
+    assert forgotten == "\n".join(
+        ["用户交代：每天通勤两小时。", "用户：今天好累。", "Agent：辛苦啦，早点休息。", "用户：我叫小林"]
+    )
+
+
+def test_forgetting_leaves_other_summaries_and_unrelated_lines_alone() -> None:
+    from memchat.conversations.forget import forget_statements
+
+    v1 = "既有摘要：用户：我在北京上班 Agent：好的"
+    assert forget_statements(v1, ["我在北京上班"]) == v1
+    digest = "用户：I live in Denver, been here six years.\nAgent：Nice city."
+    assert forget_statements(digest, ["I work as a nurse."]) == digest
+    assert forget_statements(digest, ["I live in Denver."]) == "用户：been here six years."
+    assert forget_statements("用户：好的\nAgent：嗯", ["好的"]) == "用户：好的\nAgent：嗯"  # too short to say anything

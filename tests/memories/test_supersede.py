@@ -187,3 +187,74 @@ async def test_an_english_user_gets_english_memories(serve: Serve, upstream: Tes
     ]
     await _say(running, upstream, token, agent_id, "hi again")
     assert "I'm allergic to peanuts." in system_prompt(upstream.requests[-1])
+
+
+def _system(request: dict[str, object]) -> str:
+    """Every system message of a request: the memories and the summary."""
+    messages = request["messages"]
+    assert isinstance(messages, list)
+    return "\n".join(str(m["content"]) for m in messages if m["role"] == "system")
+
+
+async def test_a_compound_statement_is_one_memory_per_fact(serve: Serve, upstream: TestUpstream) -> None:
+    running = await serve(**EMBEDDINGS, summary_strategy="digest")
+    token, agent_id = await user_with_agent(running)
+    await _say(running, upstream, token, agent_id, "我叫小林，我住在杭州。")
+    assert sorted(m["content"] for m in await memories(running, token, agent_id)) == ["我住在杭州。", "我叫小林。"]
+
+    await _say(running, upstream, token, agent_id, "我搬到上海了。")
+    assert sorted(m["content"] for m in await memories(running, token, agent_id)) == ["我叫小林。", "我搬到上海了。"]
+    [old] = await memories(running, token, agent_id, status="archived")
+    assert old["content"] == "我住在杭州。"  # the change archived the city, never the name
+
+    await _say(running, upstream, token, agent_id, "晚上好")
+    prompt = _system(upstream.requests[-1])
+    assert "小林" in prompt
+    assert "上海" in prompt
+    assert "杭州" not in prompt  # neither a memory nor a line of the digest summary says it now
+
+
+async def test_the_digest_forgets_what_a_superseded_memory_said(serve: Serve, upstream: TestUpstream) -> None:
+    running = await serve(**EMBEDDINGS, summary_strategy="digest")
+    token, agent_id = await user_with_agent(running)
+    await _say(running, upstream, token, agent_id, "我在北京上班，每天通勤两个小时。")
+    await _say(running, upstream, token, agent_id, "今天天气不错。")
+    await _say(running, upstream, token, agent_id, "我搬到上海了，换了新工作。")
+    [archived] = await memories(running, token, agent_id, status="archived")
+    assert "北京" in archived["content"]
+    await _say(running, upstream, token, agent_id, "晚上吃什么好呢？")
+    prompt = _system(upstream.requests[-1])
+    assert "今天天气不错" in prompt  # the digest is there, with the turns that still hold
+    assert "北京" not in prompt
+
+
+async def test_unrelated_english_facts_stay_apart(serve: Serve, upstream: TestUpstream) -> None:
+    running = await serve(**EMBEDDINGS)
+    token, agent_id = await user_with_agent(running)
+    said = [
+        "I can't stand cilantro, it tastes like soap to me.",
+        "I work from home as a translator, mostly German to English.",
+        "I'm having hip replacement surgery on the 9th of next month.",
+        "My husband passed last spring.",
+    ]
+    for text in said:
+        await _say(running, upstream, token, agent_id, text)
+    contents = " | ".join(m["content"] for m in await memories(running, token, agent_id))
+    for word in ("cilantro", "translator", "surgery", "husband"):
+        assert word in contents
+    assert await memories(running, token, agent_id, status="archived") == []
+    for memory in await memories(running, token, agent_id):
+        assert [e["kind"] for e in await history(running, token, memory["id"])] == ["extracted"]  # nothing merged
+
+
+async def test_an_english_change_of_mind_supersedes(serve: Serve, upstream: TestUpstream) -> None:
+    running = await serve(**EMBEDDINGS)
+    token, agent_id = await user_with_agent(running)
+    await _say(running, upstream, token, agent_id, "I live in Denver, been here like six years.")
+    await _say(running, upstream, token, agent_id, "We moved to Portland last month, still unpacking.")
+    active = " | ".join(m["content"] for m in await memories(running, token, agent_id))
+    assert "Portland" in active
+    assert "Denver" not in active
+    [old] = await memories(running, token, agent_id, status="archived")
+    assert "Denver" in old["content"]
+    assert old["supersededBy"] is not None

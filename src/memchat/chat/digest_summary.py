@@ -13,25 +13,22 @@ Each turn is added once, when it is stored (a regenerated reply replaces its tur
 the whole is over 1600 characters the oldest turns leave first, whole; the important sentences of
 a leaving user message (boundaries such as 别叫我宝贝 / 不要…, facts such as 我叫… / 我住在…,
 anything said with 记住 / 以后) stay as 用户交代 lines: the newest 10 of them, within half the
-summary (the other half is always the newest turns).
+summary (the other half is always the newest turns). When a memory leaves (superseded, archived,
+edited, deleted), its words leave these lines too (conversations/forget.py).
 """
 
 import re
 from collections.abc import Sequence
 
 from memchat.chat.summary import SUMMARY_MAX_CHARS, build_conversation_summary
+from memchat.conversations.forget import AGENT, EARLIER, NOTE, PREFIXES, USER
 
-NOTE = "用户交代："
-USER = "用户："
-AGENT = "Agent："
-EARLIER = "早前："
 MESSAGE_MAX_CHARS = 200
 NOTE_MAX_CHARS = 120
 MAX_NOTES = 10
 NOTES_MAX_CHARS = SUMMARY_MAX_CHARS // 2
 EARLIER_MAX_CHARS = 300
 
-_PREFIXES = (NOTE, USER, AGENT, EARLIER)
 _WHITESPACE = re.compile(r"\s+")
 # A sentence: text up to its end mark(s) and any closing quote or bracket after them.
 _SENTENCE = re.compile(r"[^。！？!?；;…\n]+(?:[。！？!?；;…]+[”’」』）)\"']*)?|[。！？!?；;…]+")
@@ -100,7 +97,7 @@ def _parse(summary: str | None) -> tuple[list[str], list[str]]:
     rows = [r for r in summary.split("\n") if r]
     # A v1 summary is one line (用户：… Agent：… on it); a digest has a line per message.
     v1 = len(rows) == 1 and not rows[0].startswith((AGENT, EARLIER))
-    if not v1 and all(r.startswith(_PREFIXES) for r in rows):
+    if not v1 and all(r.startswith(PREFIXES) for r in rows):
         notes = [r.removeprefix(NOTE) for r in rows if r.startswith(NOTE)]
         return notes, [r for r in rows if not r.startswith(NOTE)]
     earlier = _tail(_fold(summary), EARLIER_MAX_CHARS)

@@ -10,6 +10,7 @@ from sqlalchemy import Table, bindparam, delete, func, select, update
 from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from memchat.conversations.forget import forget_statements
 from memchat.db.engine import AnyRow, dialect_insert
 from memchat.models import Agent, Conversation
 from memchat.models.base import new_id
@@ -219,3 +220,24 @@ async def store_llm_summary(
         update(Conversation).where(Conversation.id == conversation_id, condition).values(**values)
     )
     return (result.rowcount or 0) > 0  # type: ignore[attr-defined]
+
+
+async def forget_in_summaries(session: AsyncSession, agent_id: str, statements: list[str]) -> int:
+    """Take what `statements` said out of the digest summaries of the agent's conversations (a memory
+    that said it left); the rows are locked as commit point 2 locks them. The number changed."""
+    if not statements:
+        return 0
+    query = (
+        select(conversations.c.id, conversations.c.summary)
+        .where(conversations.c.agent_id == agent_id, conversations.c.summary.is_not(None))
+        .with_for_update(key_share=True)
+    )
+    changed = 0
+    for conversation_id, summary in (await session.execute(query)).all():
+        forgotten = forget_statements(summary, statements)
+        if forgotten != summary:
+            await session.execute(
+                update(conversations).where(conversations.c.id == conversation_id).values(summary=forgotten)
+            )
+            changed += 1
+    return changed

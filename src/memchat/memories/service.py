@@ -3,6 +3,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from memchat.agents.service import require_agent
 from memchat.clock import now_ms
+from memchat.conversations.repository import forget_in_summaries
 from memchat.errors import Conflict, InvalidInput
 from memchat.memories import history, repository
 from memchat.memories.extraction.apply import apply_plan
@@ -55,6 +56,7 @@ async def update_memory(
 ) -> MemoryOut:
     memory = await _require_memory(session, user_id, memory_id)
     before = history.snapshot(memory)
+    said = memory.content
     if body.content is not None:
         content = normalize(body.content)
         if content is None:
@@ -80,11 +82,15 @@ async def update_memory(
     if changed:
         kind = EVENT_ARCHIVED if changed == {"status"} and memory.status == ARCHIVED else EDITED
         await history.record(session, memory, kind=kind, actor=ACTOR_USER, before=before)
+    if "content" in changed or ("status" in changed and memory.status != ACTIVE):
+        await forget_in_summaries(session, memory.agent_id, [said])  # what it said is no longer so
     return MemoryOut.model_validate(memory)
 
 
 async def delete_memory(session: AsyncSession, user_id: str, memory_id: str) -> None:
-    await repository.delete_memory(session, (await _require_memory(session, user_id, memory_id)).id)
+    memory = await _require_memory(session, user_id, memory_id)
+    await forget_in_summaries(session, memory.agent_id, [memory.content])
+    await repository.delete_memory(session, memory.id)
 
 
 async def save_candidates(

@@ -12,6 +12,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memchat.clock import now_ms
+from memchat.conversations.repository import forget_in_summaries
 from memchat.memories import history, repository
 from memchat.memories.extraction.planning import ExtractionPlan, MemoryChange
 from memchat.models.memory import ACTIVE
@@ -37,13 +38,19 @@ class AppliedPlan:
 
 
 async def _apply_change(
-    session: AsyncSession, plan: ExtractionPlan, change: MemoryChange, agent_id: str, source_message_id: str | None
+    session: AsyncSession,
+    plan: ExtractionPlan,
+    change: MemoryChange,
+    agent_id: str,
+    source_message_id: str | None,
+    left: list[str],
 ) -> str | None:
     memory = await repository.get_memory_of_agent(session, agent_id, change.memory_id)
     if memory is None or memory.status != ACTIVE:
         log.info("memory %s is gone or archived; %s dropped", change.memory_id, change.kind)
         return None
     before = history.snapshot(memory)
+    said = memory.content
     if change.kind == ARCHIVED:
         memory.status = STATUS_ARCHIVED
         memory.valid_to_ms = now_ms()
@@ -70,6 +77,8 @@ async def _apply_change(
         log.info("%s of memory %s would duplicate another active memory; dropped", change.kind, memory.id)
         await session.refresh(memory)
         return None
+    if change.kind in (ARCHIVED, UPDATED):  # a merge says the same again: nothing to forget
+        left.append(said)
     return memory.id
 
 
@@ -90,12 +99,13 @@ async def apply_plan(
     and the superseded ones' `valid_to_ms`. `outcome`, when given, is filled with what changed how.
     """
     outcome = outcome if outcome is not None else AppliedPlan()
+    left: list[str] = []  # what memories that left (archived, superseded, rewritten) said
     for backfilled_id, content, vector in plan.vectors:
         assert plan.model is not None
         await repository.set_embedding(session, backfilled_id, content, vector, plan.model)
     touched: list[str] = []
     for change in plan.changes:
-        if (changed := await _apply_change(session, plan, change, agent_id, source_message_id)) is not None:
+        if (changed := await _apply_change(session, plan, change, agent_id, source_message_id, left)) is not None:
             touched.append(changed)
             outcome.note(change.kind, changed)
     for new in plan.adds:
@@ -127,9 +137,11 @@ async def apply_plan(
         touched.append(memory_id)
         outcome.added.append(memory_id)
         for old_id in new.supersedes:
-            if await _supersede(session, plan, agent_id, old_id, memory_id, said_at_ms, source_message_id):
+            if said := await _supersede(session, plan, agent_id, old_id, memory_id, said_at_ms, source_message_id):
                 touched.append(old_id)
                 outcome.superseded.append(old_id)
+                left.append(said)
+    await forget_in_summaries(session, agent_id, left)
     return touched
 
 
@@ -141,12 +153,13 @@ async def _supersede(
     new_id: str,
     said_at_ms: int | None,
     source_message_id: str | None,
-) -> bool:
-    """Retire `old_id` in favour of `new_id`: archived (not deleted), valid_to, superseded_by, an event."""
+) -> str | None:
+    """Retire `old_id` in favour of `new_id`: archived (not deleted), valid_to, superseded_by, an event.
+    Returns what the retired memory said (None when it was gone already)."""
     memory = await repository.get_memory_of_agent(session, agent_id, old_id)
     if memory is None or memory.status != ACTIVE:
         log.info("memory %s is gone or archived; superseding it dropped", old_id)
-        return False
+        return None
     before = history.snapshot(memory)
     at = now_ms()
     memory.status = STATUS_ARCHIVED
@@ -156,4 +169,4 @@ async def _supersede(
     await history.record(
         session, memory, kind=SUPERSEDED, actor=plan.actor, before=before, source_message_id=source_message_id
     )
-    return True
+    return memory.content
