@@ -1,5 +1,8 @@
 from typing import Any
 
+from sqlalchemy import update
+
+from memchat.models import Message
 from tests.conftest import Running, auth, chat
 
 
@@ -43,3 +46,20 @@ async def test_limit_bounds_and_unknown_before(running: Running, user_token: str
     response = await running.client.get(f"/api/agents/{agent['id']}/messages?before=nope", headers=auth(user_token))
     assert response.status_code == 404
     assert (await page(running, user_token, agent["id"], "?limit=200"))["messages"] == []
+
+
+async def test_a_reply_says_whether_its_memory_extraction_is_done(
+    running: Running, user_token: str, agent: dict[str, Any]
+) -> None:
+    await chat(running, user_token, agent["id"], "我喜欢猫")
+    user, reply = (await page(running, user_token, agent["id"]))["messages"]
+    assert (user["role"], user["extractionState"]) == ("user", None)
+    assert (reply["role"], reply["extractionState"]) == ("assistant", "done")
+    async with running.db.write() as session:  # as while the background job has not run yet
+        await session.execute(update(Message).where(Message.id == reply["id"]).values(extraction_state="pending"))
+    _, reply = (await page(running, user_token, agent["id"]))["messages"]
+    assert reply["extractionState"] == "pending"
+    headers = auth(user_token)
+    conversation = (await running.client.get(f"/api/agents/{agent['id']}/conversation", headers=headers)).json()
+    response = await running.client.get(f"/api/conversations/{conversation['id']}/messages", headers=headers)
+    assert [m["extractionState"] for m in response.json()["messages"]] == [None, "pending"]

@@ -53,6 +53,10 @@ class MessageOut(CamelModel):
     parts: list[TextPart]
     status: str
     created_at_ms: int
+    extraction_state: Literal["pending", "done"] | None = Field(
+        default=None,
+        description="assistant messages: the turn's memory extraction, pending until its memories are stored",
+    )
 
 
 class MessagePage(CamelModel):

@@ -23,6 +23,7 @@ def message_out(message: Message) -> MessageOut:
         parts=[TextPart(text=message.content)],
         status=message.status,
         created_at_ms=message.created_at_ms,
+        extraction_state=message.extraction_state if message.role == "assistant" else None,
     )
 
 

@@ -1314,6 +1314,11 @@ export interface components {
         MessageOut: {
             /** Createdatms */
             createdAtMs: number;
+            /**
+             * Extractionstate
+             * @description assistant messages: the turn's memory extraction, pending until its memories are stored
+             */
+            extractionState?: ("pending" | "done") | null;
             /** Id */
             id: string;
             /** Parts */
