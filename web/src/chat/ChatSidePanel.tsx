@@ -7,11 +7,13 @@ import { ImportanceStars } from "../components/ImportanceStars";
 import { formatTime } from "../format";
 import { t } from "../i18n";
 import { useResource } from "../useResource";
-import { loadConversation, targetKey, type ChatTarget } from "./api";
+import { loadConversation, loadMessages, targetKey, type ChatTarget } from "./api";
 import { ConversationList } from "./ConversationList";
 
 const PANEL_MEMORIES = 8;
-const MEMORY_SETTLE_MS = 1500;
+// After a turn the server may still be making its memories (in the background, after the reply is
+// stored): look again after each of these pauses until the reply says its extraction is done.
+const MEMORY_POLL_MS = [500, 1000, 2000, 4000, 8000, 16000];
 const GONE = new Set(["archived", "deleted"]);
 
 type PanelMemory = MemoryNote & { live?: boolean };
@@ -32,7 +34,8 @@ function withLiveNotes(fetched: MemoryNote[], live: ChatDataParts["memory"][]): 
 
 /**
  * The agent's conversations, then this conversation's summary and counts and the agent's top
- * memories; `version` moves after every chat turn. On phones it is a drawer (`open`).
+ * memories; `version` moves after every chat turn, and the memories are read again until the turn's
+ * extraction is done (up to half a minute). On phones it is a drawer (`open`).
  */
 export function ChatSidePanel({
   agent,
@@ -67,12 +70,29 @@ export function ChatSidePanel({
   useEffect(() => {
     if (version === 0) return;
     void reloadConversation();
-    void reloadMemories();
-    // Memory extraction runs on the server after the reply is stored, in the background:
-    // look once more when it has surely finished.
-    const settle = setTimeout(() => void reloadMemories(), MEMORY_SETTLE_MS);
-    return () => clearTimeout(settle);
-  }, [version, reloadConversation, reloadMemories]);
+    let cancelled = false;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const look = async (step: number) => {
+      let pending = true;
+      try {
+        // The state first, the memories after: "done" then means the list read has them all.
+        const newest = (await loadMessages(target, { limit: 1 })).messages.at(-1);
+        pending = newest?.role === "assistant" && newest.extractionState === "pending";
+      } catch {
+        // look again at the next step
+      }
+      if (cancelled) return;
+      await reloadMemories();
+      const wait = MEMORY_POLL_MS[step];
+      if (!pending || cancelled || wait === undefined) return;
+      timer = setTimeout(() => void look(step + 1), wait);
+    };
+    void look(0);
+    return () => {
+      cancelled = true;
+      clearTimeout(timer);
+    };
+  }, [version, target, reloadConversation, reloadMemories]);
 
   // Once the reply streams, the user's message is stored and counted.
   useEffect(() => {
