@@ -28,6 +28,11 @@ from memchat.settings import Settings
 from memchat.state import AppState
 from tests.upstream import TestUpstream
 
+# The seed's behaviour is the contract most tests hold to (docs/behaviour.md): they run under the
+# `seed-v1` profile, here and in every `memchat serve` they start; tests of the default profile say
+# `profile="standard"` (or set MEMCHAT_PROFILE) themselves.
+os.environ.setdefault("MEMCHAT_PROFILE", "seed-v1")
+
 POSTGRES_URL = os.environ.get("MEMCHAT_TEST_POSTGRES_URL", "postgresql+asyncpg://postgres@127.0.0.1:5432/test")
 BACKENDS = ["sqlite", "postgresql"]
 

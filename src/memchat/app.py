@@ -179,9 +179,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         embeddings = build_memory_embeddings(
             settings.resolved_embeddings_provider, settings.embeddings, settings.memory.duplicate_threshold
         )
-        if embeddings is not None:
-            await embeddings.prepare()  # fits the extractor once, not on the first turn
         background = BackgroundTasks()
+        if embeddings is not None:
+            # quick with the shipped vectors and classifiers; seconds when they must be made here
+            await embeddings.prepare()
         shared = redis_from_url(settings.database.redis_url) if settings.database.redis_url else None
         if shared is not None:
             await shared.ping()  # a wrong URL fails the start, not the first login

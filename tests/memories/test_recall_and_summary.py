@@ -88,10 +88,8 @@ async def test_ranked_recall_without_similarity_when_the_embedding_times_out(
     ]
 
 
-async def test_with_nothing_configured_behaviour_is_exactly_v1(
-    running: Running, upstream: TestUpstream, settings: Settings
-) -> None:
-    defaults = Settings(_env_file=None)  # type: ignore[call-arg]
+async def test_the_seed_v1_profile_is_exactly_v1(running: Running, upstream: TestUpstream, settings: Settings) -> None:
+    defaults = Settings(_env_file=None, profile="seed-v1")  # type: ignore[call-arg]
     assert (defaults.memory.extractor, defaults.summary.strategy, defaults.memory.recall) == ("rules", "rules", "v1")
     assert defaults.resolved_embeddings_provider is None
     assert running.state.chat.memory.embeddings is None

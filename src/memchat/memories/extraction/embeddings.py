@@ -9,11 +9,14 @@ Importance follows the v1 rules; the content is the statement without commands a
 (`memories.content`). Pure apart from the embedder calls.
 """
 
+import asyncio
 import json
 import re
+import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from importlib import resources
+from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
@@ -31,6 +34,7 @@ from memchat.memories.language.classifier import (
 from memchat.memories.language.content import clean_content
 from memchat.memories.language.embedder import Embedder, Matrix, Vector
 from memchat.memories.language.facts import split_facts
+from memchat.memories.language.prototype_vectors import Prepared, load_prepared, made_from, save_prepared
 from memchat.memories.language.rules import MAX_CANDIDATES_PER_TURN, rule_importance
 from memchat.memories.language.slots import read_slots
 from memchat.memories.types import BOUNDARY, CONVERSATION_STYLE, FACT, PREFERENCE, V2_MEMORY_TYPES, MemoryDraft
@@ -189,6 +193,7 @@ class EmbeddingExtractor:
         epochs: int = DEFAULT_EPOCHS,
         ngram_weight: float = DEFAULT_NGRAM_WEIGHT,
         ngram_sizes: Sequence[int] = DEFAULT_NGRAM_SIZES,
+        use_shipped: bool = True,
     ) -> None:
         self._embedder = embedder
         self._prototypes = list(prototypes) if prototypes is not None else load_prototypes()
@@ -201,26 +206,64 @@ class EmbeddingExtractor:
         self._ngram_sizes = tuple(ngram_sizes)
         self._models: dict[str, NgramSoftmax] = {}
         self._center: Vector | None = None
+        self._vectors: Matrix | None = None
+        self._fit_lock = threading.Lock()
+        self._use_shipped = use_shipped
 
-    async def prepare(self) -> None:
-        """Embed the prototypes and fit a classifier per language, once (call it at start-up to keep
-        turns fast).
+    def _digest(self) -> str:
+        fitting = {"l2": self._l2, "epochs": self._epochs, "ngrams": [self._ngram_weight, *self._ngram_sizes]}
+        langs = [p.lang for p in self._prototypes]
+        types = [p.type for p in self._prototypes]
+        texts = [json.dumps([p.text, lang, kind]) for p, lang, kind in zip(self._prototypes, langs, types, strict=True)]
+        return made_from(texts, getattr(self._embedder, "name", type(self._embedder).__name__), fitting)
 
-        No lock, so that the extractor is not tied to one event loop: two concurrent first calls
-        both fit, deterministically, to the same result.
-        """
-        if self._models:
+    async def prepare_vectors(self) -> None:
+        """The prototypes' vectors and their mean (`center`, which similarity needs), and the
+        classifiers when the shipped ones were made from these prototypes and settings (quick);
+        else the vectors from the embedder (the classifiers are fitted by `prepare`)."""
+        if self._vectors is not None:
             return
-        vectors = np.asarray(await self._embedder.embed_passages([p.text for p in self._prototypes]), np.float32)
-        models: dict[str, NgramSoftmax] = {}
-        for lang in LANGUAGES:
-            rows = [i for i, p in enumerate(self._prototypes) if p.lang == lang]
-            if rows:
-                models[lang] = self._fit([self._prototypes[i] for i in rows], vectors[rows], words=lang == EN)
+        shipped = load_prepared(self._digest()) if self._use_shipped else None
+        if shipped is not None:
+            vectors = shipped.vectors
+            self._models = shipped.models
+        else:
+            texts = [p.text for p in self._prototypes]
+            vectors = np.asarray(await self._embedder.embed_passages(texts), np.float32)
         # the shared component dedupe removes: the default language's, as its threshold was tuned on it
         default_rows = [i for i, p in enumerate(self._prototypes) if p.lang == ZH] or list(range(len(vectors)))
         self._center = vectors[default_rows].mean(axis=0)
-        self._models = models
+        self._vectors = vectors
+
+    def save(self, path: Path) -> None:
+        """Write the vectors and classifiers to ship them (`memories.language.prototype_vectors`)."""
+        if self._vectors is None or not self._models:
+            raise RuntimeError("call prepare() first")
+        save_prepared(path, self._digest(), Prepared(vectors=self._vectors, models=self._models))
+
+    async def prepare(self) -> None:
+        """The vectors, then a classifier per language, fitted once in a worker thread (seconds of
+        numpy that must not hold the event loop); the app starts it in the background at start-up.
+
+        The fit is guarded by a thread lock, not an asyncio one, so that the extractor is not tied to
+        one event loop: a second caller waits for the first fit and fits nothing.
+        """
+        if self._models:
+            return
+        await self.prepare_vectors()
+        assert self._vectors is not None
+        await asyncio.to_thread(self._fit_all, self._vectors)
+
+    def _fit_all(self, vectors: Matrix) -> None:
+        with self._fit_lock:
+            if self._models:
+                return
+            models: dict[str, NgramSoftmax] = {}
+            for lang in LANGUAGES:
+                rows = [i for i, p in enumerate(self._prototypes) if p.lang == lang]
+                if rows:
+                    models[lang] = self._fit([self._prototypes[i] for i in rows], vectors[rows], words=lang == EN)
+            self._models = models
 
     def _fit(self, prototypes: Sequence[Prototype], vectors: Matrix, *, words: bool) -> NgramSoftmax:
         texts = [p.text for p in prototypes]
@@ -240,7 +283,7 @@ class EmbeddingExtractor:
     def center(self) -> Vector:
         """Mean prototype passage vector: the shared component dedupe removes before comparing."""
         if self._center is None:
-            raise RuntimeError("call prepare() first")
+            raise RuntimeError("call prepare_vectors() first")
         return self._center
 
     def _language_for(self, text: str) -> str:

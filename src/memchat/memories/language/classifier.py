@@ -63,6 +63,15 @@ class SoftmaxClassifier:
         as32 = np.float32
         return cls(mean.astype(as32), scale.astype(as32), weights.astype(as32), bias.astype(as32))
 
+    def arrays(self) -> dict[str, Matrix | Vector]:
+        """What the classifier is, to be saved (`from_arrays` reads it back)."""
+        return {"mean": self._mean, "scale": self._scale, "weights": self._weights, "bias": self._bias}
+
+    @classmethod
+    def from_arrays(cls, arrays: dict[str, npt.NDArray[np.float32]]) -> "SoftmaxClassifier":
+        as32 = np.float32
+        return cls(*(np.asarray(arrays[k], dtype=as32) for k in ("mean", "scale", "weights", "bias")))
+
     def predict_proba(self, vectors: npt.ArrayLike) -> Matrix:
         x = np.atleast_2d(np.asarray(vectors, dtype=np.float32))
         return _softmax((x - self._mean) / self._scale @ self._weights + self._bias).astype(np.float32)
@@ -116,6 +125,18 @@ class CharNgrams:
     @property
     def size(self) -> int:
         return len(self._index)
+
+    @property
+    def vocabulary(self) -> list[str]:
+        return sorted(self._index, key=self._index.__getitem__)
+
+    @property
+    def sizes(self) -> tuple[int, ...]:
+        return self._sizes
+
+    @property
+    def words(self) -> bool:
+        return self._words
 
     def transform(self, texts: Sequence[str]) -> Matrix:
         out = np.zeros((len(texts), len(self._index)), dtype=np.float32)

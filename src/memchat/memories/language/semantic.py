@@ -48,6 +48,9 @@ class MemoryEmbeddings:
     def model(self) -> str:
         return self.embedder.name
 
+    async def prepare_vectors(self) -> None:
+        await self.extractor.prepare_vectors()
+
     async def prepare(self) -> None:
         await self.extractor.prepare()
 

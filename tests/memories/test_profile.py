@@ -1,0 +1,61 @@
+"""MEMCHAT_PROFILE: `standard` (the default: the best memory that needs no LLM) and `seed-v1` (the
+seed's behaviour exactly). The v1 tests run under seed-v1 (tests/conftest.py); these run the default."""
+
+import pytest
+
+from memchat.settings import Settings
+from tests.conftest import Running, auth, chat_body
+from tests.memories.support import Serve, memories, serve_fixture, turn, user_with_agent  # noqa: F401
+from tests.upstream import Reply, TestUpstream
+
+
+def test_with_nothing_configured_the_standard_profile_is_the_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("MEMCHAT_PROFILE", raising=False)
+    defaults = Settings(_env_file=None)  # type: ignore[call-arg]
+    assert defaults.profile.name == "standard"
+    assert (defaults.memory.extractor, defaults.memory.recall, defaults.summary.strategy) == (
+        "embeddings",
+        "ranked",
+        "digest",
+    )
+    assert defaults.memory.changes == "supersede"
+    assert defaults.resolved_embeddings_provider == "local"
+
+
+def test_the_seed_switch_and_explicit_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MEMCHAT_PROFILE", "seed-v1")
+    seed = Settings(_env_file=None)  # type: ignore[call-arg]
+    assert (seed.memory.extractor, seed.memory.recall, seed.summary.strategy) == ("rules", "v1", "rules")
+    assert seed.resolved_embeddings_provider is None
+    monkeypatch.setenv("MEMCHAT_PROFILE", "standard")
+    monkeypatch.setenv("MEMCHAT_SUMMARY", "llm")  # a setting of its own wins over the profile's
+    mixed = Settings(_env_file=None)  # type: ignore[call-arg]
+    assert (mixed.memory.extractor, mixed.summary.strategy) == ("embeddings", "llm")
+    assert mixed.replace(profile="seed-v1").memory.extractor == "rules"  # a copy takes its own profile's
+    monkeypatch.setenv("MEMCHAT_PROFILE", "best")
+    with pytest.raises(ValueError, match="MEMCHAT_PROFILE"):
+        Settings(_env_file=None)  # type: ignore[call-arg]
+
+
+async def test_the_default_profile_through_the_app(serve: Serve, upstream: TestUpstream) -> None:
+    running: Running = await serve(profile="standard")
+    assert running.state.chat.memory.embeddings is not None
+    token, agent_id = await user_with_agent(running)
+    await turn(running, upstream, token, agent_id, "我叫小林，我住在杭州。")
+    await turn(running, upstream, token, agent_id, "你还记得我住在哪里吗？")  # a question is no memory
+    await turn(running, upstream, token, agent_id, "I'm allergic to mangoes.")
+    await running.settle()
+    contents = sorted(m["content"] for m in await memories(running, token, agent_id))
+    assert contents == ["I'm allergic to mangoes.", "我住在杭州。", "我叫小林。"]
+    for i in range(4):
+        await turn(running, upstream, token, agent_id, f"今天第{i + 1}次来聊天")
+    upstream.script(Reply(text="好的。"))
+    response = await running.client.post(
+        "/api/chat", json=chat_body(agent_id, "晚饭吃点水果吧", message_id="last"), headers=auth(token)
+    )
+    assert response.status_code == 200
+    system = upstream.chat_requests[-1]["messages"][0]["content"]
+    assert "I'm allergic to mangoes." in system
+    assert [system.count(f"用户：今天第{i + 1}次来聊天") for i in range(4)] == [1, 1, 1, 1]  # the digest: once each
+    assert system.count("用户：我叫小林，我住在杭州。") == 1
+    assert "既有摘要" not in system
