@@ -50,3 +50,15 @@ def test_high_importance_keywords() -> None:
     for word in ("记住", "不要", "不喜欢", "边界", "以后"):
         [candidate] = extract_candidate_memories(f"我{word}这个")
         assert candidate.importance == 5, word
+
+
+def test_the_turn_decides_its_memory_work_once() -> None:
+    from memchat.memories.extraction.pipeline import MemoryPipeline
+    from memchat.models.message import EXTRACTION_DONE, EXTRACTION_PENDING
+
+    rules = MemoryPipeline()
+    found = rules.after_turn("我喜欢猫")
+    assert (found.state, [c.content for c in found.inline or ()]) == (EXTRACTION_PENDING, ["我喜欢猫"])
+    assert rules.after_turn("今天天气不错").state == EXTRACTION_DONE  # nothing to remember: no job at all
+    background = MemoryPipeline(extractor="embeddings").after_turn("我喜欢猫")
+    assert (background.state, background.inline) == (EXTRACTION_PENDING, None)  # decided in the background

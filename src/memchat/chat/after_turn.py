@@ -18,29 +18,22 @@ from memchat.clock import now_ms
 from memchat.conversations import messages
 from memchat.db.engine import Database
 from memchat.instances import seen
-from memchat.memories.extraction.pipeline import MemoryPipeline
+from memchat.memories.extraction.pipeline import AfterTurn, MemoryPipeline
 from memchat.memories.extraction.run import backfill_vectors, extract_safely, run_extraction
-from memchat.memories.language.rules import extract_candidate_memories
 from memchat.models.message import EXTRACTION_DONE, EXTRACTION_PENDING
 
 log = logging.getLogger("memchat.after_turn")
 
 
-def extraction_state_for(memory: MemoryPipeline, user_text: str | None) -> str:
-    """How the reply is stored: pending when extraction will run (inline or in the background)."""
-    if not memory.inline or extract_candidate_memories(user_text):
-        return EXTRACTION_PENDING
-    return EXTRACTION_DONE  # the rules would find nothing: no job at all
-
-
-async def after_saved(services: ChatServices, saved: SavedReply, *, extraction_state: str) -> list[str]:
-    """Right after commit point 2: the inline rules (ids of the memories they saved), then the background job."""
+async def after_saved(services: ChatServices, saved: SavedReply, after: AfterTurn) -> list[str]:
+    """Right after commit point 2, as `MemoryPipeline.after_turn` decided when the reply was stored:
+    the inline rules' candidates written (ids of the memories they saved), then the background job."""
     memory = services.memory
-    extracted_inline = extraction_state == EXTRACTION_DONE
+    extracted_inline = after.state == EXTRACTION_DONE
     saved_ids: list[str] = []
-    if memory.inline and not extracted_inline:
+    if after.inline is not None and not extracted_inline:
         try:
-            saved_ids = await run_extraction(services.db, memory, saved.id)
+            saved_ids = await run_extraction(services.db, memory, saved.id, candidates=after.inline)
             extracted_inline = True
         except Exception:
             log.exception("memory extraction failed for message %s; left pending", saved.id)

@@ -13,7 +13,7 @@ import logging
 
 from sqlalchemy.exc import DBAPIError
 
-from memchat.chat.after_turn import after_saved, extraction_state_for
+from memchat.chat.after_turn import after_saved
 from memchat.chat.context import TurnContext
 from memchat.chat.events import (
     EventBatches,
@@ -155,7 +155,8 @@ class TurnRelay:
     async def _finish(self, status: str) -> None:
         services, turn = self._services, self._turn
         limits = services.limits
-        state = extraction_state_for(services.memory, turn.user_text)
+        after = services.memory.after_turn(turn.user_text)
+        state = after.state
         await self._reply.stream.close()  # a stopped reply: the upstream request ends here
         try:
             saved = await self._save(status, state, limits.save_deadline_s)
@@ -177,7 +178,7 @@ class TurnRelay:
         if saved is None:
             self._emit(TurnFinished(status, None, error=self._upstream_error))
             return
-        memory_ids = await after_saved(services, saved, extraction_state=state)
+        memory_ids = await after_saved(services, saved, after)
         if memory_ids:
             self._emit(MemorySaved(await self._memory_notes(memory_ids)))
         self._emit(TurnFinished(status, saved.id, saved.summary, saved.message_count, self._upstream_error))

@@ -20,7 +20,6 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from memchat.agents.repository import set_latest_message
 from memchat.agents.service import require_agent
-from memchat.chat.after_turn import extraction_state_for
 from memchat.chat.digest_summary import roll_summary
 from memchat.chat.llm_summary import summarize_safely
 from memchat.chat.services import ChatServices
@@ -123,7 +122,7 @@ async def start_import(
                 client_message_id=repository.client_id(import_id, index),
                 reply_to_id=user[0] if line.role == "assistant" and user else None,
                 reply_state=REPLY_DONE if line.role == "user" else None,
-                extraction_state=extraction_state_for(memory, user[1] if user else None)
+                extraction_state=memory.after_turn(user[1] if user else None).state
                 if line.role == "assistant"
                 else None,
             )

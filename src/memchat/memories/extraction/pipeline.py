@@ -17,9 +17,11 @@ from memchat.clock import now_ms
 from memchat.llm.client import LLMClient
 from memchat.memories import repository
 from memchat.memories.language.dates import local_day
+from memchat.memories.language.rules import extract_candidate_memories
 from memchat.memories.language.semantic import MemoryEmbeddings
 from memchat.memories.recall import NEAR_EVENT_BOOST, RecallCandidate, rank_memories
-from memchat.memories.types import StoredMemory
+from memchat.memories.types import MemoryDraft, StoredMemory
+from memchat.models.message import EXTRACTION_DONE, EXTRACTION_PENDING
 
 log = logging.getLogger("memchat.memories")
 
@@ -29,6 +31,14 @@ Changes = Literal["merge", "supersede"]
 
 NEAR_EVENT_DAYS_BEFORE = 2
 NEAR_EVENT_DAYS_AFTER = 3
+
+
+@dataclass(frozen=True)
+class AfterTurn:
+    """What a stored turn's memory work is, decided once when its reply is stored (`after_turn`)."""
+
+    state: str  # the reply's extraction_state: pending (work to do, inline or in the background) or done
+    inline: tuple[MemoryDraft, ...] | None = None  # the v1 rules' candidates, written right after the commit
 
 
 @dataclass
@@ -53,6 +63,15 @@ class MemoryPipeline:
     def inline(self) -> bool:
         """Only the v1 rules run right after the turn's commit; every other strategy in the background."""
         return self.extractor == "rules"
+
+    def after_turn(self, user_text: str | None) -> AfterTurn:
+        """The one place that decides: the v1 rules run on the user's text now, once, and what they
+        find is written inline right after commit point 2 (nothing found: nothing to do); every other
+        strategy runs in the background."""
+        if not self.inline:
+            return AfterTurn(EXTRACTION_PENDING)
+        candidates = tuple(extract_candidate_memories(user_text))
+        return AfterTurn(EXTRACTION_PENDING if candidates else EXTRACTION_DONE, candidates)
 
     def read_for_prompt(self, conn: Connection, agent_id: str) -> list[StoredMemory]:
         """Inside commit point 1. v1: the first `injection_limit`; ranked: all of them, ranked by `recall`."""

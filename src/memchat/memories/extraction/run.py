@@ -5,6 +5,7 @@ Extraction is tracked on the assistant message (extraction_state): the memories 
 """
 
 import logging
+from collections.abc import Sequence
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -102,17 +103,23 @@ async def _plan(
 
 
 async def run_extraction(
-    db: Database, pipeline: MemoryPipeline, assistant_message_id: str, *, outcome: AppliedPlan | None = None
+    db: Database,
+    pipeline: MemoryPipeline,
+    assistant_message_id: str,
+    *,
+    outcome: AppliedPlan | None = None,
+    candidates: Sequence[MemoryDraft] | None = None,
 ) -> list[str]:
     """Extract memories for one saved turn still pending; returns the ids of memories added or changed.
 
     The v1 rules read and write in one transaction. The other strategies read in a short session,
     compute (embedder, LLM) with no transaction open, then write memories, events and the claim
     flip together in one short write transaction. `outcome`, when given, is filled with what was
-    added, merged, updated, archived and superseded (for telling the user).
+    added, merged, updated, archived and superseded (for telling the user). `candidates`: the v1
+    rules' candidates when the turn already read them (`MemoryPipeline.after_turn`).
     """
     if pipeline.inline:
-        return await _run_rules(db, pipeline.max_memories, assistant_message_id, outcome)
+        return await _run_rules(db, pipeline.max_memories, assistant_message_id, outcome, candidates)
     async with db.read() as session:
         assistant = await messages.get_message_by_id(session, assistant_message_id)
         if assistant is None or assistant.extraction_state != EXTRACTION_PENDING:
@@ -135,7 +142,11 @@ async def _user_message(session: AsyncSession, assistant: Message) -> Message | 
 
 
 async def _run_rules(
-    db: Database, max_memories: int, assistant_message_id: str, outcome: AppliedPlan | None = None
+    db: Database,
+    max_memories: int,
+    assistant_message_id: str,
+    outcome: AppliedPlan | None = None,
+    candidates: Sequence[MemoryDraft] | None = None,
 ) -> list[str]:
     async with db.write() as session:
         if not await messages.claim_extraction(session, assistant_message_id, now_ms()):
@@ -144,8 +155,9 @@ async def _run_rules(
         if assistant is None:
             return []
         user_message = await _user_message(session, assistant)
-        user_text = user_message.content if user_message is not None else None
-        plan = ExtractionPlan(actor=ACTOR_RULES, adds=extract_candidate_memories(user_text))
+        if candidates is None:  # recovery after a restart: the turn's reading did not survive it
+            candidates = extract_candidate_memories(user_message.content if user_message is not None else None)
+        plan = ExtractionPlan(actor=ACTOR_RULES, adds=list(candidates))
         return await _apply(session, plan, assistant, user_message, max_memories, None, outcome)
 
 
