@@ -38,8 +38,13 @@ _JOB = re.compile(
     rf"(?:一名|一个|个|一位|名)?([{_CJK}A-Za-z]{{0,6}}?{_TITLE})(?=了|呢|啦|[，。！!,.]|$)"
 )
 # what a person eats as a rule: meat or no meat
-_VEGETARIAN = re.compile(r"吃素|素食|不吃肉|不碰肉|戒肉|纯素")
-_MEAT = re.compile(r"无肉不欢|爱吃肉|喜欢吃肉|离不开肉|顿顿有肉|肉食动物")
+_VEGETARIAN = re.compile(r"吃素|素食|不碰肉|戒肉|纯素|(?<!顿)(?<!天)不吃肉")
+_MEAT = re.compile(r"无肉不欢|(?<!不)爱吃肉|(?<!不)喜欢吃肉|离不开肉|顿顿有肉|肉食动物")
+# whose city it is: 我儿子在深圳工作 is the son's, not the user's
+_SOMEONE = re.compile(
+    r"(儿子|女儿|闺女|孩子|老公|老婆|丈夫|妻子|爱人|爸爸?|妈妈?|父母|爸妈|哥哥?|姐姐?|弟弟?|妹妹?|男朋友|女朋友|对象|闺蜜|"
+    r"朋友|同事|室友|舍友|同学|老板|爷爷|奶奶|外公|外婆|他|她|他们|她们)[^，。！!,.我]{0,4}$"
+)
 _AGE = re.compile(r"我(?:今年|现在)?(\d{1,3}|[一二三四五六七八九十]{1,3})岁")
 _DATE = r"(\d{1,2}月\d{1,2}[号日]|[一二三四五六七八九十]{1,3}月[一二三四五六七八九十]{1,3}[号日])"
 _BIRTHDAY = re.compile(rf"(?:我的?生日是?|我的?生日在){_DATE}|{_DATE}是我的?生日")
@@ -65,6 +70,19 @@ _EVENT = re.compile(
     r"(今天|明天|后天|大后天|(?:下下|下|这|本)?(?:个)?(?:周|星期|礼拜)[一二三四五六日天末]|(?:下个?月|这个?月|本月)?(?:月底|月初|\d{1,2}[号日])"
     rf"|\d{{1,2}}月\d{{1,2}}[号日])[^，。！!,.]{{0,8}}?({_EVENTS})|({_EVENTS})[^，。！!,.]{{0,4}}?(?:改到|在|是|定在)"
     r"(今天|明天|后天|(?:下下|下|这|本)?(?:个)?(?:周|星期|礼拜)[一二三四五六日天末]|(?:下个?月)?\d{1,2}[号日])"
+)
+# leaving a job, or a business of one's own: a new value of `job` (辞职了 / 开了家烘焙店)
+_QUIT_JOB = re.compile(r"辞职|离职|辞了职|裸辞|不干了|被裁|失业了|退休了")
+_OWN_BUSINESS = re.compile(rf"(?:开了?(?:一)?(?:家|个|间)|自己开)([{_CJK}]{{1,6}}?(?:店|馆|公司|工作室|餐厅|铺))")
+# a weekly class or practice, the day before or after it (每周二晚上去上拳击课 / 拳击课改到每周四)
+_WEEKLY_CLASS = re.compile(
+    rf"(周[一二三四五六日天末]|星期[一二三四五六日天]|礼拜[一二三四五六日天])[^，。！!,.]{{0,8}}?(?:上|去|练|学)?"
+    rf"([{_CJK}]{{1,4}}?(?:课|班|训练))|([{_CJK}]{{1,4}}?(?:课|班|训练))[^，。！!,.]{{0,6}}?"
+    rf"(周[一二三四五六日天末]|星期[一二三四五六日天]|礼拜[一二三四五六日天])"
+)
+_SCHOOL = re.compile(
+    rf"(?:我|现在)?(?:在|考上了?|考进了?|转到了?|目标是|改考|报考)([{_CJK}]{{1,6}}?(?:大学|学院|大|中学|高中|小学))"
+    r"(?:读|上|念|了|的|[，。！!,.]|$)"
 )
 _STUDENT = re.compile(r"在读|读研|读博|读大学|上大学|在上学|是学生|是大学生|是研究生")
 _WORKING = re.compile(r"毕业了|上班了|工作了|在上班|入职了|参加工作")
@@ -92,7 +110,7 @@ _EITHER_OR: tuple[tuple[str, tuple[tuple[re.Pattern[str], str], ...]], ...] = (
     ("tone", ((_CASUAL, "casual"), (_FORMAL, "formal"))),
     ("study_work", ((_WORKING, "working"), (_STUDENT, "student"))),
     ("relationship_status", ((_SINGLE, "single"), (_TAKEN, "taken"))),
-    ("diet", ((_VEGETARIAN, "vegetarian"), (_MEAT, "meat"))),
+    ("diet", ((_MEAT, "meat"), (_VEGETARIAN, "vegetarian"))),
 )
 
 
@@ -117,7 +135,8 @@ def read_slots(text: str) -> tuple[dict[str, frozenset[str]], str]:
     for m in _CITY.finditer(rest):
         place = m.group(1) or m.group(2)
         if place not in _NOT_PLACES and _positive(rest, m.start()):
-            put("city", place)
+            someone = _SOMEONE.search(rest[max(0, m.start() - 8) : m.start()])
+            put(f"city:{someone.group(1)}" if someone else "city", place)
     for m in _JOB.finditer(rest):
         put("job", m.group(1))
     for m in _AGE.finditer(rest):
@@ -129,6 +148,16 @@ def read_slots(text: str) -> tuple[dict[str, frozenset[str]], str]:
     for m in _CLOCK.finditer(rest):
         activity = _CLOCK_NAMES.get(m.group(3), m.group(3))
         put(f"clock:{activity}", m.group(1) + (m.group(2) or ""))
+    if _QUIT_JOB.search(rest):
+        put("job", "离职")
+    for m in _OWN_BUSINESS.finditer(rest):
+        put("job", "开" + m.group(1))
+    for m in _WEEKLY_CLASS.finditer(rest):
+        day, activity = (m.group(1), m.group(2)) if m.group(1) else (m.group(4), m.group(3))
+        activity = activity[-3:].lstrip("上去练学")  # 以后拳击课 / 去上拳击课: 拳击课
+        put(f"weekly:{activity}", re.sub(r"^(星期|礼拜)", "周", day).replace("周天", "周日"))
+    for m in _SCHOOL.finditer(rest):
+        put("school", m.group(1))
     for m in _WEEKLY.finditer(rest):
         day = re.sub(r"^(星期|礼拜)", "周", m.group(1)).replace("周天", "周日")
         put(f"weekly:{m.group(2)}", day)

@@ -19,6 +19,13 @@ _NAME = re.compile(
     rf"i am called)\s+{_NAME_WORD}"
 )
 # "I'm Dana" / "I am Dana": only a capitalised word alone after it (not "I'm Tired of it")
+_REAL_NAME = re.compile(
+    rf"\b(?i:(?:use|call me by|go with) my (?:real |actual |full )?name|my real name is),?\s+{_NAME_WORD}"
+)
+_PET_NAME = re.compile(
+    rf"\b(?i:my|our)\s+(?:\w+\s+)?(?i:(dog|cat|puppy|pup|kitten|bird|hamster|rabbit|bunny|parrot|turtle|horse))"
+    rf"(?:'s name is|,)?\s+(?:(?i:is\s+)?(?i:named|called)\s+)?{_NAME_WORD}"
+)
 _IM_NAME = re.compile(rf"^(?i:hi|hey|hello)?[,!\s]*(?i:i'm|i am|this is)\s+{_NAME_WORD}(?=\s*(?:[,.!;]|and\b|$))")
 _CITY = re.compile(
     rf"\b(?i:(?:i|we)\s+(?:now\s+|still\s+|currently\s+|just\s+|recently\s+|finally\s+)?"
@@ -27,6 +34,22 @@ _CITY = re.compile(
 )
 # "Finally moved to Portland last month" (no subject)
 _CITY_MOVED = re.compile(rf"^(?i:(?:(?:finally|just|recently|so)\s+)?(?:moved|relocated)\s+(?:back\s+)?to)\s+{_PLACE}")
+# "... and moved to Seattle" anywhere, unless someone else moved ("my best friend moved to Chicago")
+_MOVED_TO = re.compile(rf"\b(?i:moved|relocated)\s+(?i:back\s+|over\s+|out\s+)?(?i:to)\s+{_PLACE}")
+_SOMEONE_ELSE = re.compile(
+    r"\b(?:my|her|his|their|our)\s+(?:\w+\s+){0,2}(?:just\s+|recently\s+|finally\s+)?$|\b(?:she|he|they)\s+(?:just\s+)?$",
+    re.IGNORECASE,
+)
+_CAR = re.compile(
+    r"\b(?i:i|we)\s+(?:\w+\s+)?(?i:drive|bought|got|own|lease)\b[^.!?;]{0,40}?\b"
+    r"(Honda|Toyota|Ford|Tesla|Subaru|Chevy|Chevrolet|Nissan|Mazda|Hyundai|Kia|BMW|Audi|Jeep|Volkswagen|VW|Volvo|"
+    r"Mercedes|Lexus|Dodge|GMC|Prius|Civic|Corolla|Camry|Rivian)\b"
+)
+_SCHOOL = re.compile(
+    r"\b(?:in|at|to|into|attending|started|starting|switched to|applying to|going to)\s+"
+    r"((?:law|nursing|med|medical|grad|graduate|business|art|film|culinary|dental|vet|pharmacy|engineering)\s+school)\b",
+    re.IGNORECASE,
+)
 _CITY_BASED = re.compile(
     rf"\b(?i:(?:i'm|i am|we're|we are)\s+(?:now\s+|still\s+)?(?:based\s+|living\s+|back\s+|back home\s+)?in)\s+{_PLACE}"
 )
@@ -51,6 +74,7 @@ _JOB_NOUN = (
 )
 _JOB = re.compile(
     rf"\b(?:i work as|i'm working as|i am working as|i'm|i am|i've become|i became|i'm now|i am now|"
+    rf"i've been|i have been|i was|i used to be|started as|started working as|hired as|now work as|"
     rf"my job is|i got a job as|i'm employed as|work as)\s+(?:now\s+)?(?:an?\s+|the\s+)?"
     rf"((?:[a-z-]+\s+){{0,3}}?{_JOB_NOUN})s?\b",
     re.IGNORECASE,
@@ -120,7 +144,7 @@ _STUDENT = re.compile(
     re.IGNORECASE,
 )
 _MAJOR = re.compile(
-    r"\b(?:majoring in|major is|studying|switched (?:my major )?to|my major to)\s+([a-z][a-z ]{2,30}?)\b"
+    r"\b(?:majoring in|major is|switched (?:my major )?to|my major to)\s+([a-z][a-z ]{2,30}?)\b"
     r"(?=[,.;!]|\s+(?:and|but|now|at)\b|$)",
     re.IGNORECASE,
 )
@@ -131,6 +155,15 @@ _VEGGIE = re.compile(
 )
 _MEAT = re.compile(
     r"\b(?:meat lover|meat-lover|carnivore|love (?:my )?meat|love steak|eat (?:a lot of )?meat|meat and potatoes)\b",
+    re.IGNORECASE,
+)
+_EVENT = re.compile(
+    r"\b(interview|exam|finals|surgery|operation|appointment|wedding|flight|trip|recital|presentation|pitch|"
+    r"checkup|check-up|graduation|vaccination|audition|competition|tournament|race|marathon|concert|date|defense)\b"
+    r"[^.!?;]{0,40}?\b(tomorrow|tonight|next (?:mon|tues|wednes|thurs|fri|satur|sun)day|next week|next month|"
+    r"this (?:mon|tues|wednes|thurs|fri|satur|sun)day|on (?:mon|tues|wednes|thurs|fri|satur|sun)day|"
+    r"on the \d{1,2}(?:st|nd|rd|th)|in (?:\d+|two|three|a few) (?:days|weeks)|"
+    r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]* \d{1,2})",
     re.IGNORECASE,
 )
 _NEGATED_BEFORE = re.compile(r"(?:\bdon't|\bdo not|\bnot|\bnever|\bno longer|n't)\s+(?:\w+\s+)?$", re.IGNORECASE)
@@ -178,6 +211,11 @@ def read_slots_en(text: str) -> dict[str, set[str]]:
     for m in _NAME.finditer(text):
         if _positive(text, m.start()) and m.group(1) not in _NOT_NAMES:
             put("name", m.group(1))
+    for m in _REAL_NAME.finditer(text):
+        put("name", m.group(1))
+    for m in _PET_NAME.finditer(text):
+        if m.group(2) not in _NOT_NAMES:
+            put(f"name:{m.group(1).lower().replace('pup', 'dog').replace('dogpy', 'dog')}", m.group(2))
     introduced = _IM_NAME.search(text)
     if introduced is not None and introduced.group(1) not in _NOT_NAMES:
         put("name", introduced.group(1))
@@ -185,6 +223,13 @@ def read_slots_en(text: str) -> dict[str, set[str]]:
         for m in pattern.finditer(text):
             if _positive(text, m.start()):
                 put("city", m.group(1))
+    for m in _MOVED_TO.finditer(text):
+        if not _SOMEONE_ELSE.search(text[max(0, m.start() - 40) : m.start()]):
+            put("city", m.group(1))
+    for m in _CAR.finditer(text):
+        put("car", m.group(1).split()[0])
+    for m in _SCHOOL.finditer(text):
+        put("school", m.group(1))
     for m in _HOMETOWN.finditer(text):
         put("hometown", next(g for g in m.groups() if g))
     for m in _JOB.finditer(text):
@@ -212,6 +257,8 @@ def read_slots_en(text: str) -> dict[str, set[str]]:
         value = next((value for pattern, value in choices if pattern.search(text)), None)
         if value is not None:
             put(slot, value)
+    for m in _EVENT.finditer(text):
+        put(f"event:{m.group(1).lower()}", m.group(2))
     for m in _MAJOR.finditer(text):
         put("major", m.group(1))
     if _STUDENT.search(text) and "job" not in found:
