@@ -140,6 +140,7 @@ def build_chat_services(
         llm=llm,
         changes=settings.memory.changes,
         timezone=settings.memory.timezone,
+        stream_wait_s=settings.memory.stream_wait_s,
     )
     return ChatServices(
         db=db,

@@ -157,6 +157,13 @@ class MemorySettings(_Group):
     timezone: str = Field(
         default="Asia/Shanghai", description="v2 extractors: the users' timezone, for 明天/下周三 in facts"
     )
+    stream_wait_s: float = Field(
+        default=0.5,
+        ge=0,
+        le=10,
+        description="background extractors: how long the end of a turn's stream waits for the memories "
+        "(then they arrive when stored; the console follows)",
+    )
 
     @field_validator("timezone")
     @classmethod

@@ -59,3 +59,31 @@ async def test_the_default_profile_through_the_app(serve: Serve, upstream: TestU
     assert [system.count(f"用户：今天第{i + 1}次来聊天") for i in range(4)] == [1, 1, 1, 1]  # the digest: once each
     assert system.count("用户：我叫小林，我住在杭州。") == 1
     assert "既有摘要" not in system
+
+
+async def test_a_background_memory_ready_in_time_rides_the_turns_own_stream(
+    serve: Serve, upstream: TestUpstream
+) -> None:
+    from tests.chat.test_ui_stream import parse_sse
+
+    running: Running = await serve(profile="standard", memory_stream_wait_s=10)
+    token, agent_id = await user_with_agent(running)
+    upstream.script(Reply(text="记住啦。"))
+    response = await running.client.post(
+        "/api/ui/chat", json=chat_body(agent_id, "我叫小林，我住在杭州。"), headers=auth(token)
+    )
+    assert response.status_code == 200
+    notes = [
+        p["data"]["memory"]["content"] for p in parse_sse(response.text) if p != "[DONE]" and p["type"] == "data-memory"
+    ]
+    assert sorted(notes) == ["我住在杭州。", "我叫小林。"]  # both, before `finish`, from the background extraction
+
+    nothing_waits = await serve(profile="standard", memory_stream_wait_s=0)
+    token, agent_id = await user_with_agent(nothing_waits)
+    upstream.script(Reply(text="好的。"))
+    response = await nothing_waits.client.post(
+        "/api/ui/chat", json=chat_body(agent_id, "我养了一只猫，叫团子。"), headers=auth(token)
+    )
+    assert "data-memory" not in response.text  # not waited for: the console reads it once it is stored
+    await nothing_waits.settle()
+    assert [m["content"] for m in await memories(nothing_waits, token, agent_id)] == ["我养了一只猫，叫团子。"]

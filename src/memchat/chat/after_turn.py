@@ -39,18 +39,31 @@ async def after_saved(services: ChatServices, saved: SavedReply, after: AfterTur
             log.exception("memory extraction failed for message %s; left pending", saved.id)
     summary_llm = services.summary.strategy == "llm"
     if not extracted_inline or memory.embeddings is not None or summary_llm:
+        extracted: asyncio.Future[list[str]] = asyncio.get_running_loop().create_future()
         services.background.spawn(
-            run_after_turn(services, saved, extract=not extracted_inline), name=f"after-turn-{saved.id}"
+            run_after_turn(services, saved, extract=not extracted_inline, extracted=extracted),
+            name=f"after-turn-{saved.id}",
         )
+        if not extracted_inline and memory.stream_wait_s > 0:
+            # a background extraction that is done this soon still reaches the turn's own stream
+            # (a client shows the memory at once); a slower one the client reads when it is stored
+            try:
+                saved_ids = await asyncio.wait_for(asyncio.shield(extracted), memory.stream_wait_s)
+            except TimeoutError:
+                pass
     return saved_ids
 
 
-async def run_after_turn(services: ChatServices, saved: SavedReply, *, extract: bool) -> None:
+async def run_after_turn(
+    services: ChatServices, saved: SavedReply, *, extract: bool, extracted: "asyncio.Future[list[str]] | None" = None
+) -> None:
     """The background work after a saved turn, one job so that its LLM calls come in a fixed order:
-    extraction (when not done inline), vectors for memories that lack one, the LLM summary when due."""
+    extraction (when not done inline), vectors for memories that lack one, the LLM summary when due.
+    `extracted` gets the ids extraction added or changed as soon as it is done."""
     db, memory = services.db, services.memory
-    if extract:
-        await extract_safely(db, memory, saved.id)
+    ids = await extract_safely(db, memory, saved.id) if extract else []
+    if extracted is not None and not extracted.done():
+        extracted.set_result(ids)
     if memory.embeddings is not None:
         try:
             await backfill_vectors(db, memory.embeddings, saved.agent_id)

@@ -35,7 +35,8 @@ class MemoryNote:
 
 @dataclass(frozen=True, slots=True)
 class MemorySaved:
-    """Memories the inline rules stored for this turn, before the body ends."""
+    """Memories this turn stored, before the body ends: the inline rules', or a background extraction's
+    when it was done within MEMCHAT_MEMORY_STREAM_WAIT_S."""
 
     memories: tuple[MemoryNote, ...]
 

@@ -32,6 +32,7 @@ from memchat.conversations.messages import finish_turn
 from memchat.llm.errors import STREAM_ERRORS
 from memchat.llm.stream import OpenedReply
 from memchat.memories.repository import get_memory
+from memchat.models.memory import ACTIVE
 from memchat.models.message import COMPLETED, INCOMPLETE, REPLY_FAILED, STOPPED
 
 log = logging.getLogger("memchat.turn")
@@ -187,7 +188,9 @@ class TurnRelay:
         async with self._services.db.read() as session:
             rows = [await get_memory(session, self._turn.user_id, memory_id) for memory_id in memory_ids]
         return tuple(
-            MemoryNote(row.id, row.type, row.content, row.importance, "added") for row in rows if row is not None
+            MemoryNote(row.id, row.type, row.content, row.importance, "added")
+            for row in rows
+            if row is not None and row.status == ACTIVE  # a memory a change of mind archived is no news
         )
 
     async def _mark_failed(self) -> None:

@@ -58,6 +58,8 @@ class MemoryPipeline:
     # similarity threshold alone), and the timezone relative dates are resolved in
     changes: Changes = "supersede"
     timezone: str = "Asia/Shanghai"
+    # how long the end of a turn's stream waits for a background extraction, to carry its memories
+    stream_wait_s: float = 0.5
 
     @property
     def inline(self) -> bool:

@@ -183,12 +183,14 @@ async def _apply(
     )
 
 
-async def extract_safely(db: Database, pipeline: MemoryPipeline, assistant_message_id: str) -> None:
-    """Extraction never reaches the client or undoes the turn: failures are logged, the job stays pending."""
+async def extract_safely(db: Database, pipeline: MemoryPipeline, assistant_message_id: str) -> list[str]:
+    """Extraction never reaches the client or undoes the turn: failures are logged, the job stays pending.
+    The ids of the memories added or changed ([] on failure)."""
     try:
-        await run_extraction(db, pipeline, assistant_message_id)
+        return await run_extraction(db, pipeline, assistant_message_id)
     except Exception:
         log.exception("memory extraction failed for message %s", assistant_message_id)
+        return []
 
 
 async def backfill_vectors(db: Database, embeddings: MemoryEmbeddings, agent_id: str) -> int:
