@@ -351,7 +351,8 @@ export interface paths {
         /**
          * Delete Me
          * @description Delete the account and everything of it: agents, conversations, messages, memories and their
-         *     history. Its tokens are refused (401) from then on.
+         *     history. Its tokens are refused (401) from then on. Needs a login token: an API key is for data
+         *     access, and cannot end the account that owns it.
          */
         delete: operations["delete_me_api_me_delete"];
         options?: never;
@@ -370,7 +371,8 @@ export interface paths {
          * Export Me
          * @description Everything stored for the account, as JSON: the user, agents, conversations, every message
          *     (superseded ones too, see `status`), memories (archived ones too) with their history events, and
-         *     API keys (names and prefixes, never the keys).
+         *     API keys (names and prefixes, never the keys). Needs a login token: the whole account in one
+         *     answer is not for a key, which reads the account one route at a time.
          */
         get: operations["export_me_api_me_export_get"];
         put?: never;
@@ -2430,6 +2432,15 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description `login_required`: asked with an API key, not a login token */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     export_me_api_me_export_get: {
@@ -2448,6 +2459,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["AccountExport"];
+                };
+            };
+            /** @description `login_required`: asked with an API key, not a login token */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
         };
@@ -2474,7 +2494,7 @@ export interface operations {
                     "application/json": components["schemas"]["AuthResponse"];
                 };
             };
-            /** @description `wrong_password`: the current password is wrong */
+            /** @description `wrong_password`: the current password is wrong; `login_required`: asked with an API key */
             403: {
                 headers: {
                     [name: string]: unknown;
