@@ -1803,7 +1803,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description a bad message, or nothing to import: nothing stored */
+            /** @description a bad message, nothing to import, or `idempotency_key_reused` (the key was used for other messages): nothing stored */
             422: {
                 headers: {
                     [name: string]: unknown;
