@@ -39,6 +39,8 @@ def save_assistant_turn(
     """
     message = normalize(assistant_text)
     now = now_ms()
+    if turn.conversation_id is not None:
+        conversations.lock_branch(conn, turn.conversation_id)  # before the turn's row, as commit point 1
     if turn.user_message_id is not None and turn.owner is not None:
         state = REPLY_DONE if turn.agent_id and turn.conversation_id and message else REPLY_FAILED
         if not messages.finish_turn(conn, turn.user_message_id, owner=turn.owner, reply_state=state, now_ms=now):
