@@ -250,6 +250,7 @@ _OWNED = (
     (messages.c.id == bindparam("message_id"))
     & (messages.c.turn_owner == bindparam("owner"))
     & messages.c.reply_state.in_((REPLY_PENDING, REPLY_INTERRUPTED))
+    & (messages.c.status != SUPERSEDED)  # an edit replaced it: a reply to it would be an orphan
 )
 _FINISH = (
     update(messages)
@@ -280,8 +281,9 @@ def renew_leases(conn: Connection, message_ids: list[str], *, owner: str, until_
 
 def finish_turn(conn: Connection, message_id: str, *, owner: str, reply_state: str, now_ms: int) -> bool:
     """End a turn this instance owns (done, failed). False when another instance has taken it over
-    since: then this instance's reply must not be stored. An expired lease that nobody took over
-    (marked interrupted meanwhile) still belongs to its owner."""
+    since, or an edit has superseded its user message: then this instance's reply must not be
+    stored. An expired lease that nobody took over (marked interrupted meanwhile) still belongs to
+    its owner."""
     params = {"message_id": message_id, "owner": owner, "new_state": reply_state, "now": now_ms}
     return (conn.execute(_FINISH, params).rowcount or 0) == 1
 
