@@ -44,6 +44,10 @@ async def _lease_has_run_out(db: Database, client_id: str) -> None:
     raise AssertionError("the lease never ran out")
 
 
+async def _read_to_the_end(chunks: AsyncIterator[str]) -> str:
+    return "".join([chunk async for chunk in chunks])
+
+
 def _process(server: Server) -> int:
     assert server.process is not None
     return server.process.pid
@@ -101,3 +105,35 @@ async def test_a_stalled_owner_stores_nothing_and_does_not_end_as_a_success(
     expected_user = "你好" if takeover == "retry" else "改过了"
     assert live == [("user", expected_user), ("assistant", "新的回答")]
     assert [m.content for m in rows if m.role == "assistant"] == ["新的回答"]  # the stalled reply never stored
+
+
+async def test_a_stop_that_reaches_no_owner_takes_the_turn_and_the_owner_stores_nothing(
+    postgres_url: str, upstream: TestUpstream, tmp_path: Path, db: Database
+) -> None:
+    async with started(postgres_url, upstream, tmp_path) as (a, b):
+        token, agent = await first_user(a)
+        upstream.script(Reply(deltas=["旧", "的回答"], hold_after=1), Reply(text="重答"))
+        body = chat_body(str(agent["id"]), "你好", message_id="m-1")
+        async with httpx.AsyncClient(timeout=30) as client:
+            async with client.stream("POST", f"{a.url}/api/chat", json=body, headers=auth(token)) as stalled:
+                chunks = stalled.aiter_text()
+                assert "旧" in await anext(chunks)
+                os.kill(_process(a), signal.SIGSTOP)
+                try:
+                    await _lease_has_run_out(db, "m-1")  # and its liveness key in Redis with it
+                    stop = await client.post(f"{b.url}/api/chat/{agent['id']}/stop", headers=auth(token))
+                    assert stop.status_code == 204
+                finally:
+                    os.kill(_process(a), signal.SIGCONT)
+                upstream.release()
+                with pytest.raises(httpx.RemoteProtocolError):  # not a success: the body breaks off
+                    await _read_to_the_end(chunks)
+            async with db.read() as session:
+                rows = (await session.execute(select(Message).order_by(Message.seq))).scalars().all()
+            assert [(m.role, m.content, m.reply_state) for m in rows] == [("user", "你好", "interrupted")]
+            # a retry answers it again, once
+            again = await client.post(f"{b.url}/api/chat", json=body, headers=auth(token))
+            assert again.text == "重答"
+    async with db.read() as session:
+        rows = (await session.execute(select(Message).order_by(Message.seq))).scalars().all()
+    assert [(m.role, m.content) for m in rows] == [("user", "你好"), ("assistant", "重答")]

@@ -41,7 +41,8 @@ _MAX_SAVE_BACKOFF_S = 2.0
 
 
 _TAKEN_OVER = (
-    "this reply was not stored: the message was answered by another request, or edited, while this one stalled"
+    "this reply was not stored: while this instance stalled, its message was answered by another request, "
+    "edited, or its reply stopped"
 )
 
 

@@ -10,7 +10,7 @@ from sqlalchemy import Table, bindparam, exists, func, insert, select, update
 from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from memchat.conversations.repository import bump_conversation
+from memchat.conversations.repository import bump_conversation, lock_branch
 from memchat.db.engine import AnyRow, dialect_insert
 from memchat.models import Message
 from memchat.models.base import new_id
@@ -277,6 +277,25 @@ def renew_leases(conn: Connection, message_ids: list[str], *, owner: str, until_
         params = {"message_ids": message_ids[start : start + 500], "owner": owner, "until": until_ms}
         renewed += int(conn.execute(_RENEW_MANY, params).rowcount or 0)
     return renewed
+
+
+_RELEASE_TURNS = (
+    update(messages)
+    .where(
+        messages.c.conversation_id == bindparam("in_conversation"),
+        messages.c.role == "user",
+        messages.c.reply_state == REPLY_PENDING,
+    )
+    .values(reply_state=REPLY_INTERRUPTED, turn_owner=None, turn_lease_until_ms=None, updated_at_ms=bindparam("now"))
+)
+
+
+def release_turns(conn: Connection, conversation_id: str, now_ms: int) -> int:
+    """Take the conversation's turns in progress from their owners (a stop that reached no owner):
+    each becomes interrupted with no owner, so its owner, should it wake, stores nothing
+    (finish_turn), and a retry of its message answers it again. How many."""
+    lock_branch(conn, conversation_id)
+    return int(conn.execute(_RELEASE_TURNS, {"in_conversation": conversation_id, "now": now_ms}).rowcount or 0)
 
 
 def finish_turn(conn: Connection, message_id: str, *, owner: str, reply_state: str, now_ms: int) -> bool:
