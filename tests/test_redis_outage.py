@@ -11,7 +11,11 @@ from pathlib import Path
 
 import httpx
 import pytest
+from sqlalchemy import func, select
 
+from memchat.db.engine import create_database
+from memchat.models import Message
+from memchat.settings import Settings
 from tests.conftest import auth, chat_body, create_agent, signup
 from tests.serve import Server, free_port, server_env
 from tests.upstream import DEFAULT_REPLY, TestUpstream
@@ -69,13 +73,15 @@ async def redis(tmp_path: Path) -> AsyncIterator[RedisServer]:
     server.stop()
 
 
-async def _serve(postgres_url: str, upstream: TestUpstream, tmp_path: Path, redis: RedisServer) -> Server:
+async def _serve(
+    postgres_url: str, upstream: TestUpstream, tmp_path: Path, redis: RedisServer, per_minute: int = 3
+) -> Server:
     env = server_env(
         postgres_url,
         upstream,
         tmp_path,
         MEMCHAT_REDIS_URL=redis.url,
-        MEMCHAT_CHAT_RATE_LIMIT_PER_MINUTE="3",
+        MEMCHAT_CHAT_RATE_LIMIT_PER_MINUTE=str(per_minute),
     )
     server = Server(env, free_port(), tmp_path / "server.log")
     await server.start()
@@ -144,3 +150,73 @@ async def test_redis_down_degrades_or_answers_503_and_recovers_without_a_5xx(
             assert fourth.status_code == 429
     finally:
         server.stop()
+
+
+async def test_redis_killed_and_restarted_under_a_load_answers_no_5xx_and_loses_nothing(
+    postgres_url: str, upstream: TestUpstream, tmp_path: Path, redis: RedisServer
+) -> None:
+    server = await _serve(postgres_url, upstream, tmp_path, redis, per_minute=1000)
+    results: list[tuple[str, int, str]] = []
+    broken: list[str] = []
+    progress = asyncio.Condition()
+    done = asyncio.Event()
+    try:
+        async with httpx.AsyncClient(base_url=server.url, timeout=30) as client:
+            users = []
+            for n in range(4):
+                token = await signup(client, f"load{n}@example.com", password="password-1")
+                users.append((f"load{n}@example.com", token, (await create_agent(client, token))["id"]))
+
+            async def record(kind: str, response: httpx.Response) -> None:
+                code = response.json()["error"]["code"] if response.status_code >= 400 else ""
+                async with progress:
+                    results.append((kind, response.status_code, code))
+                    progress.notify_all()
+
+            async def load(email: str, token: str, agent_id: str) -> None:
+                n = 0
+                try:
+                    while not done.is_set():
+                        n += 1
+                        body = chat_body(agent_id, f"第{n}句")
+                        await record("chat", await client.post("/api/chat", json=body, headers=auth(token)))
+                        await record("login", await _login(client, email, "password-1"))
+                        await record("resume", await client.get(f"/api/chat/{agent_id}/stream", headers=auth(token)))
+                        await record("stop", await client.post(f"/api/chat/{agent_id}/stop", headers=auth(token)))
+                except Exception as exc:  # a broken body, a body that is not JSON: the test fails, not hangs
+                    async with progress:
+                        broken.append(repr(exc))
+                        progress.notify_all()
+
+            async def until(count: int) -> None:
+                async with progress:
+                    await progress.wait_for(lambda: len(results) >= count or bool(broken))
+
+            workers = [asyncio.ensure_future(load(*user)) for user in users]
+            await until(40)
+            redis.kill()
+            down_from = len(results)
+            await until(down_from + 60)
+            await redis.start()
+            up_from = len(results)
+            await until(up_from + 60)
+            done.set()
+            await asyncio.gather(*workers)
+    finally:
+        server.stop()
+
+    assert broken == []
+    allowed = {("resume", 503, "redis_unavailable"), ("stop", 503, "redis_unavailable")}
+    wrong = [r for r in results if r[1] >= 500 and r not in allowed]
+    assert wrong == [], wrong
+    assert {status for kind, status, _ in results if kind in ("chat", "login")} == {200}
+    assert any(r in allowed for r in results[down_from:up_from])  # Redis was down meanwhile
+    db = create_database(Settings(_env_file=None, database_url=postgres_url).database)
+    try:
+        async with db.read() as session:
+            replies = (
+                await session.execute(select(func.count()).select_from(Message).where(Message.role == "assistant"))
+            ).scalar_one()
+    finally:
+        await db.dispose()
+    assert replies == sum(kind == "chat" for kind, _, _ in results)  # every chat stored once, none lost
