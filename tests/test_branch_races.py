@@ -1,7 +1,8 @@
 """Changes to a conversation's live branch racing each other across two `memchat serve` on one
-PostgreSQL (with Redis): a new message, an edit, a regenerate, a retry, two at a time (and one edit
-three times at once), many rounds. The database picks the winner; the loser is a 409; after every
-round the live branch holds: one live reply per live user message, no reply to a superseded
+PostgreSQL (with Redis), and on one instance on both databases: a new message, an edit, a
+regenerate, a retry, a stop, two at a time (and one edit three times at once), many rounds. The
+database picks the winner; the loser is a 409; after every round the live branch holds: one live
+reply per live user message (none only where a stop took the turn), no reply to a superseded
 message, the count equals the live rows, and without a new message the history alternates."""
 
 import asyncio
@@ -24,7 +25,8 @@ from tests.test_many_instances import first_user, started
 from tests.upstream import DEFAULT_REPLY, TestUpstream
 
 ROUNDS = 10
-KINDS = ("new", "edit", "regenerate", "retry")
+KINDS = ("new", "edit", "regenerate", "retry", "stop")
+BROKEN = 0  # a chat whose body broke off: its turn ended as failed (a stop took it before its first text)
 
 
 @pytest.fixture
@@ -61,18 +63,25 @@ async def _branch(db: Database, conversation_id: str) -> tuple[list[Message], in
 
 
 def _check(live: list[Message], count: int, kinds: tuple[str, ...], codes: list[int]) -> None:
-    where = f"{kinds} {codes}: {[(m.role, m.content, m.reply_to_id) for m in live]}"
-    # a retry of the first message after an edit took its id: that id now names another text
-    allowed = (200, 409, 422) if {"edit", "retry"} <= set(kinds) else (200, 409)
-    assert all(code in allowed for code in codes), where
-    assert 200 in codes, where
-    users = {m.id for m in live if m.role == "user"}
+    where = f"{kinds} {codes}: {[(m.role, m.content, m.reply_to_id, m.reply_state) for m in live]}"
+    allowed = {200, 409}
+    if {"edit", "retry"} <= set(kinds):
+        allowed.add(422)  # a retry of the first message after an edit took its id for another text
+    if "stop" in kinds:
+        allowed |= {204, BROKEN}
+    assert set(codes) <= allowed, where
+    assert 200 in codes or "stop" in kinds, where
+    users = {m.id: m for m in live if m.role == "user"}
     replies = [m.reply_to_id for m in live if m.role == "assistant"]
     assert all(reply_to in users for reply_to in replies), f"a reply to a superseded message: {where}"
-    assert sorted(replies) == sorted(users), f"not one live reply per live user message: {where}"
+    assert len(set(replies)) == len(replies), f"two live replies to one message: {where}"
+    unanswered = [m for m in users.values() if m.id not in replies]
+    # only a stop leaves a message without a reply, and then its turn did not end as answered
+    assert all("stop" in kinds and m.reply_state != "done" for m in unanswered), f"no reply: {where}"
     assert count == len(live), f"count {count}: {where}"
     if "new" not in kinds:  # two new messages may both stream at once; nothing else may
-        assert [m.role for m in live] == ["user", "assistant"] * (len(live) // 2), where
+        answered = [m.role for m in live if m not in unanswered]
+        assert answered == ["user", "assistant"] * (len(answered) // 2), where
 
 
 async def _round(
@@ -88,16 +97,18 @@ async def _round(
         headers=auth(token),
     )
     assert first.text == DEFAULT_REPLY
-    requests = [
-        client.post(
-            f"{urls[i % 2]}/api/chat",
-            json=_body(kind, agent_id, conversation_id, first_id, n * 10 + i),
-            headers=auth(token),
-        )
-        for i, kind in enumerate(kinds)
-    ]
-    responses = await asyncio.gather(*requests)
-    return conversation_id, [r.status_code for r in responses]
+
+    async def send(i: int, kind: str) -> int:
+        url = urls[i % 2]
+        if kind == "stop":
+            return (await client.post(f"{url}/api/chat/{conversation_id}/stop", headers=auth(token))).status_code
+        body = _body(kind, agent_id, conversation_id, first_id, n * 10 + i)
+        try:
+            return (await client.post(f"{url}/api/chat", json=body, headers=auth(token))).status_code
+        except httpx.RemoteProtocolError:
+            return BROKEN
+
+    return conversation_id, list(await asyncio.gather(*(send(i, kind) for i, kind in enumerate(kinds))))
 
 
 PAIRS = [*itertools.combinations_with_replacement(KINDS, 2), ("edit", "edit", "edit")]
