@@ -106,9 +106,16 @@ async def _resume(services: ChatServices, user_id: str, chat_id: str, encoder: T
     return await encoder.stream(started, batches)
 
 
+_REDIS_DOWN: dict[int | str, dict[str, Any]] = {
+    503: {
+        "model": ErrorBody,
+        "description": "`redis_unavailable`: Redis cannot be reached; try again after Retry-After",
+    }
+}
 _RESUMED: dict[int | str, dict[str, Any]] = {
     204: {"description": "nothing streams in this chat now"},
     404: {"model": ErrorBody, "description": "no such chat"},
+    **_REDIS_DOWN,
 }
 
 
@@ -140,7 +147,7 @@ async def resume_chat(chat_id: ChatId, user: CurrentUser, services: Services) ->
     "/api/chat/{chat_id}/stop",
     status_code=204,
     response_class=Response,
-    responses={404: {"model": ErrorBody, "description": "no such chat"}},
+    responses={404: {"model": ErrorBody, "description": "no such chat"}, **_REDIS_DOWN},
 )
 async def stop_chat(chat_id: ChatId, user: CurrentUser, services: Services) -> Response:
     """Stop the reply streaming now in this chat, on any instance: the upstream request ends, the

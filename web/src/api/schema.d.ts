@@ -223,6 +223,10 @@ export interface paths {
          * @description Stop the reply streaming now in this chat, on any instance: the upstream request ends, the
          *     text streamed so far is stored with status `stopped`, and every reader's stream ends cleanly.
          *     Answers once the reply is stored; 204 also when nothing streams.
+         *
+         *     A turn whose owner the stop does not reach (it stalled past its liveness, or the turn started
+         *     while Redis was down) is taken from it in the database: it becomes interrupted, nothing of it
+         *     is stored when its owner wakes (that stream ends as failed), and a retry answers it again.
          */
         post: operations["stop_chat_api_chat__chat_id__stop_post"];
         delete?: never;
@@ -2115,6 +2119,15 @@ export interface operations {
                     "application/json": components["schemas"]["HTTPValidationError"];
                 };
             };
+            /** @description `redis_unavailable`: Redis cannot be reached; try again after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     resume_chat_api_chat__chat_id__stream_get: {
@@ -2161,6 +2174,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description `redis_unavailable`: Redis cannot be reached; try again after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
         };
@@ -2771,6 +2793,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description `redis_unavailable`: Redis cannot be reached; try again after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
         };
