@@ -12,7 +12,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
 from redis.asyncio import Redis
-from redis.asyncio import from_url as redis_from_url
+from redis.exceptions import RedisError
 from sqlalchemy.exc import DBAPIError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import JSONResponse
@@ -48,8 +48,8 @@ from memchat.openai_compat.router import router as openai_router
 from memchat.schemas import CamelModel
 from memchat.security import TokenCodec, resolve_jwt_secret
 from memchat.settings import Settings
-from memchat.shared_limits import RedisLoginThrottle, RedisRateLimiter
-from memchat.shared_streams import RedisTurnStreams
+from memchat.shared_limits import FallbackLoginThrottle, FallbackRateLimiter
+from memchat.shared_streams import REDIS_UNAVAILABLE, RedisTurnStreams, connect_redis
 from memchat.state import AppState
 from memchat.throttle import LoginThrottle, RateLimiter
 from memchat.web import default_dist_dir, mount_console
@@ -58,8 +58,9 @@ log = logging.getLogger("memchat")
 
 # a stop waits for the reply to be stored: the save deadline and this much more
 STOP_WAIT_MARGIN_S = 5.0
-# /healthz: the longest it waits to take a write transaction
+# /healthz: the longest it waits to take a write transaction, and for Redis to answer PING
 HEALTH_WRITE_TIMEOUT_S = 2.0
+HEALTH_REDIS_TIMEOUT_S = 1.0
 
 
 class Health(CamelModel):
@@ -111,6 +112,12 @@ def install_error_handlers(app: FastAPI) -> None:
         log.error("database error", exc_info=exc)
         return _error(500, "internal_error", "internal server error")
 
+    @app.exception_handler(RedisError)
+    async def _redis_error(_request: Request, exc: RedisError) -> JSONResponse:
+        # what has no degraded mode of its own (memchat.shared_streams answers resume and stop)
+        log.warning("Redis unavailable: %s", exc)
+        return _error(503, REDIS_UNAVAILABLE, "Redis cannot be reached; try again", {"Retry-After": "1"})
+
     @app.exception_handler(Exception)
     async def _bug(_request: Request, exc: Exception) -> JSONResponse:
         log.exception("unhandled error", exc_info=exc)
@@ -147,7 +154,7 @@ def build_chat_services(
         llm=llm,
         memory=memory,
         background=background,
-        limiter=RedisRateLimiter(shared, per_minute) if shared is not None else RateLimiter(per_minute),
+        limiter=FallbackRateLimiter(shared, per_minute) if shared is not None else RateLimiter(per_minute),
         limits=settings.limits,
         summary=settings.summary,
         streams=(
@@ -184,7 +191,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         if embeddings is not None:
             # quick with the shipped vectors and classifiers; seconds when they must be made here
             await embeddings.prepare()
-        shared = redis_from_url(settings.database.redis_url) if settings.database.redis_url else None
+        shared = connect_redis(settings.database.redis_url) if settings.database.redis_url else None
         if shared is not None:
             await shared.ping()  # a wrong URL fails the start, not the first login
         state = AppState(
@@ -195,10 +202,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 settings.auth.ttl_s,
                 settings.auth.algorithm,
             ),
-            login_throttle=RedisLoginThrottle(shared) if shared is not None else LoginThrottle(),
+            login_throttle=FallbackLoginThrottle(shared) if shared is not None else LoginThrottle(),
             background=background,
             chat=build_chat_services(settings, db, llm, embeddings, background, shared),
             local_model=local_server,
+            redis=shared,
         )
         app.state.memchat = state
         if db.engine.dialect.name == "postgresql":
@@ -276,6 +284,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 return _error(503, "database_busy", "the database is locked by another writer")
             log.error("health check: the database cannot be written", exc_info=exc)
             return _error(503, "database_unavailable", "the database cannot be written")
+        if state.redis is not None:
+            try:
+                await asyncio.wait_for(state.redis.ping(), HEALTH_REDIS_TIMEOUT_S)
+            except (RedisError, OSError, TimeoutError):
+                return _error(
+                    503, REDIS_UNAVAILABLE, "Redis cannot be reached: resume and stop fail, limits count per instance"
+                )
         local = state.local_model
         llm = "remote" if local is None else f"local:{local.state}"
         return Health(status="ok", database="ok", llm=llm)

@@ -2,11 +2,33 @@
 
 Each check is one Lua script, atomic on the Redis server and timed by its clock, so instances with
 skewed clocks or requests that arrive together count as one sliding window.
+
+While Redis cannot be reached both fall back to this process's own counters (memchat.throttle):
+every instance then limits on its own, so a user may get up to one limit per instance, and nobody
+gets a 500. The next check that reaches Redis counts there again.
 """
 
-from redis.asyncio import Redis
+import logging
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
 
-from memchat.throttle import LOGIN_BASE_LOCK_S, LOGIN_FREE_ATTEMPTS, LOGIN_MAX_LOCK_S, LOGIN_WINDOW_S
+from redis.asyncio import Redis
+from redis.exceptions import RedisError
+
+from memchat.throttle import (
+    LOGIN_BASE_LOCK_S,
+    LOGIN_FREE_ATTEMPTS,
+    LOGIN_MAX_LOCK_S,
+    LOGIN_WINDOW_S,
+    ChatLimiter,
+    LoginGuard,
+    LoginThrottle,
+    RateLimiter,
+)
+
+log = logging.getLogger("memchat.limits")
+
+T = TypeVar("T")
 
 _PREFIX = "memchat:"
 
@@ -92,3 +114,62 @@ class RedisLoginThrottle:
 
 def _key(email: str) -> str:
     return f"{_PREFIX}login:{email}"
+
+
+class _Fallback:
+    """Redis first; this process when Redis fails (logged once per outage, and once on its end)."""
+
+    def __init__(self, what: str):
+        self._what = what
+        self._degraded = False
+
+    async def call(self, shared: Callable[[], Awaitable[T]], local: Callable[[], Awaitable[T]]) -> T:
+        try:
+            result = await shared()
+        except (RedisError, OSError) as exc:
+            if not self._degraded:
+                self._degraded = True
+                log.warning("Redis is unreachable (%s): the %s counts in this process meanwhile", exc, self._what)
+            return await local()
+        if self._degraded:
+            self._degraded = False
+            log.warning("Redis is back: the %s counts in Redis again", self._what)
+        return result
+
+
+class FallbackRateLimiter:
+    """The chat rate limit in Redis, in this process while Redis is down."""
+
+    def __init__(self, redis: Redis, per_minute: int):
+        self._shared = RedisRateLimiter(redis, per_minute)
+        self._local: ChatLimiter = RateLimiter(per_minute)
+        self._fallback = _Fallback("chat rate limit")
+
+    async def check(self, key: str) -> int:
+        return await self._fallback.call(lambda: self._shared.check(key), lambda: self._local.check(key))
+
+
+class FallbackLoginThrottle:
+    """The login throttle in Redis, in this process while Redis is down."""
+
+    def __init__(self, redis: Redis):
+        self._shared = RedisLoginThrottle(redis)
+        self._local: LoginGuard = LoginThrottle()
+        self._fallback = _Fallback("login throttle")
+
+    async def retry_after_s(self, key: str) -> int:
+        return await self._fallback.call(
+            lambda: self._shared.retry_after_s(key), lambda: self._local.retry_after_s(key)
+        )
+
+    async def record_failure(self, key: str) -> None:
+        await self._fallback.call(lambda: self._shared.record_failure(key), lambda: self._local.record_failure(key))
+
+    async def record_success(self, key: str) -> None:
+        # both: a failure counted here during an outage must not outlive the correct password
+        await self._local.record_success(key)
+        await self._fallback.call(lambda: self._shared.record_success(key), _nothing)
+
+
+async def _nothing() -> None:
+    return None

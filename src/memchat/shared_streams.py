@@ -10,7 +10,10 @@ Keys, all under `memchat:`:
 - channel `stop`: a reply id to stop; every instance listens and the owner stops its relay.
 
 Redis failing never fails a turn: the reply streams and is stored as without Redis; only resume
-and stop of that turn are lost (logged).
+and stop of that turn are lost (logged). Resume and stop asked while Redis cannot be reached answer
+503 `redis_unavailable` with Retry-After (they have nothing to fall back on: the turn may stream on
+another instance). The client reconnects on its own: failed commands are retried on a fresh
+connection, so connections left over from before a Redis restart cost no error.
 """
 
 import asyncio
@@ -20,7 +23,11 @@ import logging
 from typing import Any
 
 from redis.asyncio import Redis
+from redis.asyncio.retry import Retry
+from redis.backoff import ExponentialBackoff
+from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from memchat.chat.events import EventBatches, TurnEvent, TurnStarted
 from memchat.chat.streams import (
@@ -32,6 +39,7 @@ from memchat.chat.streams import (
     event_to_json,
 )
 from memchat.clock import now_ms
+from memchat.errors import ServiceUnavailable
 
 log = logging.getLogger("memchat.streams")
 
@@ -41,6 +49,30 @@ _KEEP_ENDED_MS = 60_000
 _LIVE_SET_TTL_MS = 86_400_000
 _FOLLOW_BLOCK_MS = 1_000
 _END = object()
+
+REDIS_UNAVAILABLE = "redis_unavailable"
+
+
+def connect_redis(url: str) -> Redis:
+    """The Redis client of an app: a command that meets a dead connection (Redis restarted, a
+    connection reset) is retried once, at once, on a new one (a refused connection fails fast);
+    an idle connection is checked before use."""
+    return Redis.from_url(
+        url,
+        socket_connect_timeout=2.0,
+        socket_timeout=5.0,  # above _FOLLOW_BLOCK_MS
+        health_check_interval=15,
+        retry=Retry(ExponentialBackoff(cap=0.1, base=0.01), retries=1),
+        retry_on_error=[RedisConnectionError, RedisTimeoutError, OSError],
+    )
+
+
+def _unavailable(what: str) -> ServiceUnavailable:
+    return ServiceUnavailable(
+        f"Redis cannot be reached, so {what} cannot be done now; try again",
+        code=REDIS_UNAVAILABLE,
+        headers={"Retry-After": "1"},
+    )
 
 
 def _turn_key(reply_id: str) -> str:
@@ -151,6 +183,13 @@ class RedisTurnStreams:
         return live
 
     async def follow(self, conversation_id: str) -> tuple[TurnStarted, EventBatches] | None:
+        try:
+            return await self._find(conversation_id)
+        except (RedisError, OSError) as exc:
+            log.warning("resume: Redis is unreachable: %s", exc)
+            raise _unavailable("a resume") from None
+
+    async def _find(self, conversation_id: str) -> tuple[TurnStarted, EventBatches] | None:
         for reply_id in await self._live_turns(conversation_id):
             first = await self.redis.xrange(_turn_key(reply_id), count=1)
             if not first or b"s" not in first[0][1]:
@@ -177,9 +216,13 @@ class RedisTurnStreams:
                     yield decode_batch(fields[b"b"])
 
     async def stop(self, conversation_id: str) -> bool:
-        live = await self._live_turns(conversation_id)
-        for reply_id in live:
-            await self.redis.publish(_STOP_CHANNEL, reply_id)
+        try:
+            live = await self._live_turns(conversation_id)
+            for reply_id in live:
+                await self.redis.publish(_STOP_CHANNEL, reply_id)
+        except (RedisError, OSError) as exc:
+            log.warning("stop: Redis is unreachable: %s", exc)
+            raise _unavailable("a stop") from None
         for reply_id in live:
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(self._stop_wait_s):

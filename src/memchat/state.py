@@ -6,6 +6,8 @@ memchat.deps and their own package's dependencies, so no domain package depends 
 
 from dataclasses import dataclass
 
+from redis.asyncio import Redis
+
 from memchat.background import BackgroundTasks
 from memchat.chat.services import ChatServices
 from memchat.db.engine import Database
@@ -25,3 +27,5 @@ class AppState:
     chat: ChatServices
     # The embedded model server when no upstream URL is configured.
     local_model: LocalModelServer | None = None
+    # Redis (MEMCHAT_REDIS_URL) for /healthz; its users hold their own reference.
+    redis: Redis | None = None

@@ -136,6 +136,33 @@ async def test_a_key_cannot_create_keys(running: Running) -> None:
     assert await stored_keys(running) == []
 
 
+async def test_a_key_cannot_delete_the_account_change_its_password_or_export_it(running: Running) -> None:
+    client = running.client
+    token = await signup(client, "owner@example.com", password="password-1")
+    key = (await new_key(client, token))["key"]
+    agent = await create_agent(client, key)
+
+    for method, path, body in (
+        ("DELETE", "/api/me", None),
+        ("POST", "/api/me/password", {"currentPassword": "password-1", "newPassword": "password-2"}),
+        ("GET", "/api/me/export", None),
+    ):
+        response = await client.request(method, path, json=body, headers=auth(key))
+        assert response.status_code == 403, (path, response.text)
+        assert response.json()["error"]["code"] == "login_required"
+
+    # nothing changed: the account, its agent and its password are there, the key still reads data
+    assert (await client.get(f"/api/agents/{agent['id']}", headers=auth(key))).status_code == 200
+    login = await client.post("/api/auth/login", json={"email": "owner@example.com", "password": "password-1"})
+    assert login.status_code == 200
+    # a made-up key is still a 401, not a 403
+    made_up = await client.delete("/api/me", headers=auth("mck_" + "A" * 43))
+    assert made_up.status_code == 401
+    # the login token does all three
+    assert (await client.get("/api/me/export", headers=auth(token))).status_code == 200
+    assert (await client.delete("/api/me", headers=auth(token))).status_code == 204
+
+
 async def test_last_use_is_written_at_most_once_a_minute(running: Running) -> None:
     token = await signup(running.client)
     key = await new_key(running.client, token)

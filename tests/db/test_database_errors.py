@@ -8,7 +8,16 @@ from pathlib import Path
 import asyncpg
 
 from memchat.settings import Settings
-from tests.conftest import POSTGRES_URL, auth, create_agent, hold_write_lock, make_settings, serve_app, signup
+from tests.conftest import (
+    POSTGRES_URL,
+    auth,
+    chat_body,
+    create_agent,
+    hold_write_lock,
+    make_settings,
+    serve_app,
+    signup,
+)
 from tests.upstream import TestUpstream
 
 BUSY = {"sqlite_busy_timeout_ms": 100, "database_lock_timeout_ms": 100}
@@ -87,6 +96,29 @@ async def test_healthz_says_when_sqlite_is_locked_for_writes(
             await lock.release()
         assert response.status_code == 503
         assert response.json()["error"]["code"] == "database_busy"
+        assert (await running.client.get("/healthz")).status_code == 200
+
+
+async def test_healthz_says_when_a_postgresql_table_a_turn_writes_is_locked(
+    postgres_url: str, upstream: TestUpstream, tmp_path: Path
+) -> None:
+    settings = make_settings(postgres_url, upstream, tmp_path)
+    async with serve_app(settings, **BUSY) as running:
+        token = await signup(running.client)
+        agent = await create_agent(running.client, token)
+        assert (await running.client.get("/healthz")).status_code == 200
+        for table in ("messages", "conversations"):
+            lock = await hold_write_lock(postgres_url, table=table)
+            try:
+                health = await running.client.get("/healthz")
+                turn = await running.client.post(
+                    "/api/chat", json=chat_body(agent["id"], "你好"), headers=auth(token), timeout=10
+                )
+            finally:
+                await lock.release()
+            assert turn.status_code == 503  # what a load balancer should then stop sending here
+            assert health.status_code == 503, (table, health.text)
+            assert health.json()["error"]["code"] == "database_busy"
         assert (await running.client.get("/healthz")).status_code == 200
 
 

@@ -118,10 +118,31 @@ async def test_the_same_import_twice_lands_once(running: Running) -> None:
 
     keyed = await _post(running, token, agent_id, {"messages": OPENAI[:3]}, **{"Idempotency-Key": "export-1"})
     assert keyed.status_code == 202
-    resent = await _post(running, token, agent_id, {"messages": OPENAI[:2]}, **{"Idempotency-Key": "export-1"})
+    await running.state.background.drain()
+    before = await _counts(running)
+    # the same messages under the key, timestamps dropped: the same import
+    resent = await _post(running, token, agent_id, {"messages": OPENAI[1:3]}, **{"Idempotency-Key": "export-1"})
     assert resent.status_code == 200
     assert resent.json()["id"] == keyed.json()["id"]
-    assert resent.json()["messages"] == 2  # the first request's messages; the second changed nothing
+    assert resent.json()["messages"] == 2
+    assert await _counts(running) == before
+
+
+async def test_a_reused_idempotency_key_with_other_messages_is_a_422_and_changes_nothing(running: Running) -> None:
+    token = await signup(running.client)
+    agent_id = (await create_agent(running.client, token))["id"]
+    keyed = await _post(running, token, agent_id, {"messages": OPENAI[:3]}, **{"Idempotency-Key": "export-1"})
+    assert keyed.status_code == 202
+    await running.state.background.drain()
+    before = await _counts(running)
+    for other in (OPENAI[:2], OPENAI, [OPENAI[1], {"role": "assistant", "content": "另一句"}]):
+        reused = await _post(running, token, agent_id, {"messages": other}, **{"Idempotency-Key": "export-1"})
+        assert reused.status_code == 422, reused.text
+        assert reused.json()["error"]["code"] == "idempotency_key_reused"
+        assert await _counts(running) == before
+    # another key imports them
+    fresh = await _post(running, token, agent_id, {"messages": OPENAI}, **{"Idempotency-Key": "export-2"})
+    assert fresh.status_code == 202
 
 
 async def test_the_same_import_sent_twice_at_once_lands_once(running: Running) -> None:

@@ -10,7 +10,7 @@ from memchat.auth.service import user_for_token
 from memchat.background import BackgroundTasks
 from memchat.db.engine import Database
 from memchat.deps import Background, Db, Tokens
-from memchat.errors import Unauthorized
+from memchat.errors import Forbidden, Unauthorized
 from memchat.models import User
 from memchat.security import TokenCodec
 
@@ -42,6 +42,18 @@ async def _current_user(db: Db, tokens: Tokens, background: Background, token: B
 
 
 CurrentUser = Annotated[User, Depends(_current_user)]
+
+
+async def _login_user(db: Db, tokens: Tokens, background: Background, token: BearerToken) -> User:
+    """The user of a login token; an API key is refused (403 `login_required`). A key is for data
+    access: the account itself (its password, its deletion, its export) and making keys need a login."""
+    user = await authenticate_bearer(db, tokens, background, token)  # a revoked key is still a 401
+    if is_api_key(token):
+        raise Forbidden("this needs a login token, not an API key", code="login_required")
+    return user
+
+
+LoginUser = Annotated[User, Depends(_login_user)]
 
 
 async def _token_user_id(db: Db, tokens: Tokens, background: Background, token: BearerToken) -> str:

@@ -2,10 +2,9 @@ from fastapi import APIRouter, status
 from starlette.responses import Response
 
 from memchat.auth import keys
-from memchat.auth.dependencies import BearerToken, CurrentUser
+from memchat.auth.dependencies import CurrentUser, LoginUser
 from memchat.auth.keys_schemas import ApiKeyCreate, ApiKeyCreated, ApiKeyList
 from memchat.deps import ReadSession, WriteSession
-from memchat.errors import Forbidden
 from memchat.schemas import ErrorBody
 
 router = APIRouter(tags=["api keys"])
@@ -16,14 +15,12 @@ router = APIRouter(tags=["api keys"])
     status_code=status.HTTP_201_CREATED,
     responses={403: {"model": ErrorBody, "description": "`login_required`: asked with an API key, not a login token"}},
 )
-async def create_key(body: ApiKeyCreate, user: CurrentUser, token: BearerToken, session: WriteSession) -> ApiKeyCreated:
+async def create_key(body: ApiKeyCreate, user: LoginUser, session: WriteSession) -> ApiKeyCreated:
     """A new API key: use it as `Authorization: Bearer <key>` wherever a login token works
     (REST, `/v1`, `/mcp`). The key is in this response only; it is stored hashed.
 
     Only a login token may create keys: a leaked key cannot mint others that outlive its revocation.
     """
-    if keys.is_api_key(token):
-        raise Forbidden("API keys are created with a login token, not with another key", code="login_required")
     return await keys.create_key(session, user.id, body.name)
 
 

@@ -2,7 +2,7 @@ from fastapi import APIRouter, status
 from starlette.responses import Response
 
 from memchat.auth import service
-from memchat.auth.dependencies import CurrentUser
+from memchat.auth.dependencies import CurrentUser, LoginUser
 from memchat.auth.schemas import (
     AccountExport,
     AuthResponse,
@@ -37,12 +37,15 @@ async def me(user: CurrentUser) -> UserOut:
 @router.post(
     "/api/me/password",
     responses={
-        403: {"model": ErrorBody, "description": "`wrong_password`: the current password is wrong"},
+        403: {
+            "model": ErrorBody,
+            "description": "`wrong_password`: the current password is wrong; `login_required`: asked with an API key",
+        },
         429: {"model": ErrorBody, "description": "`login_throttled`: too many wrong passwords; see Retry-After"},
     },
 )
 async def change_password(
-    body: PasswordChangeRequest, user: CurrentUser, session: WriteSession, throttle: Throttle, tokens: Tokens
+    body: PasswordChangeRequest, user: LoginUser, session: WriteSession, throttle: Throttle, tokens: Tokens
 ) -> AuthResponse:
     """Set a new password (8 to 1024 characters, as at sign-up), given the current one.
 
@@ -56,17 +59,24 @@ async def change_password(
     return AuthResponse(token=tokens.issue(user.id, issued_at_ms=valid_from_ms), user=UserOut.model_validate(user))
 
 
-@router.delete("/api/me", status_code=status.HTTP_204_NO_CONTENT)
-async def delete_me(user: CurrentUser, session: WriteSession) -> Response:
+_LOGIN_ONLY: dict[int | str, dict[str, object]] = {
+    403: {"model": ErrorBody, "description": "`login_required`: asked with an API key, not a login token"}
+}
+
+
+@router.delete("/api/me", status_code=status.HTTP_204_NO_CONTENT, responses=_LOGIN_ONLY)
+async def delete_me(user: LoginUser, session: WriteSession) -> Response:
     """Delete the account and everything of it: agents, conversations, messages, memories and their
-    history. Its tokens are refused (401) from then on."""
+    history. Its tokens are refused (401) from then on. Needs a login token: an API key is for data
+    access, and cannot end the account that owns it."""
     await service.delete_user(session, user.id)
     return Response(status_code=status.HTTP_204_NO_CONTENT)
 
 
-@router.get("/api/me/export")
-async def export_me(user: CurrentUser, session: ReadSession) -> AccountExport:
+@router.get("/api/me/export", responses=_LOGIN_ONLY)
+async def export_me(user: LoginUser, session: ReadSession) -> AccountExport:
     """Everything stored for the account, as JSON: the user, agents, conversations, every message
     (superseded ones too, see `status`), memories (archived ones too) with their history events, and
-    API keys (names and prefixes, never the keys)."""
+    API keys (names and prefixes, never the keys). Needs a login token: the whole account in one
+    answer is not for a key, which reads the account one route at a time."""
     return await service.export_account(session, user)

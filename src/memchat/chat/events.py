@@ -60,10 +60,11 @@ class TurnFinished:
 
 @dataclass(frozen=True, slots=True)
 class TurnFailed:
-    """The reply could not be stored."""
+    """The reply could not be stored (or may not be: the turn is no longer this request's)."""
 
     code: str
     message: str
+    http_status: int = 500  # where the wire format can still say it (a non-streamed /v1 answer)
 
 
 TurnEvent = TextDelta | MemorySaved | TurnFinished | TurnFailed

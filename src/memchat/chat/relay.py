@@ -24,7 +24,7 @@ from memchat.chat.events import (
     TurnFailed,
     TurnFinished,
 )
-from memchat.chat.save import SavedReply, save_assistant_turn
+from memchat.chat.save import SavedReply, TurnLost, save_assistant_turn
 from memchat.chat.services import ChatServices
 from memchat.chat.streams import LiveTurn
 from memchat.clock import now_ms
@@ -39,6 +39,12 @@ log = logging.getLogger("memchat.turn")
 
 _YIELD_EVERY = 16  # deltas read from a burst before the response task gets to write
 _MAX_SAVE_BACKOFF_S = 2.0
+
+
+_TAKEN_OVER = (
+    "this reply was not stored: while this instance stalled, its message was answered by another request, "
+    "edited, or its reply stopped"
+)
 
 
 class _NotStored:
@@ -176,6 +182,12 @@ class TurnRelay:
             self._emit(TurnFailed(code="save_failed", message="the reply could not be stored"))
             raise
         assert not isinstance(saved, _NotStored)
+        if isinstance(saved, TurnLost):
+            # Not stored, so never a success on any wire format: the plain text body breaks off,
+            # the UI stream ends with an error and no finish.
+            log.warning("the turn of message %s is no longer this instance's: reply dropped", turn.user_message_id)
+            self._emit(TurnFailed(code="turn_taken_over", message=_TAKEN_OVER, http_status=409))
+            return
         if saved is None:
             self._emit(TurnFinished(status, None, error=self._upstream_error))
             return
@@ -203,7 +215,9 @@ class TurnRelay:
         except DBAPIError:
             log.warning("marking message %s failed did not work either", self._turn.user_message_id)
 
-    async def _save(self, status: str, extraction_state: str, within_s: float) -> SavedReply | None | _NotStored:
+    async def _save(
+        self, status: str, extraction_state: str, within_s: float
+    ) -> SavedReply | TurnLost | None | _NotStored:
         """Commit point 2, retried while the database is busy or unreachable, for at most `within_s`."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + within_s

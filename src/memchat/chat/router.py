@@ -13,6 +13,8 @@ from memchat.chat.schemas import ChatRequest
 from memchat.chat.services import ChatServices
 from memchat.chat.turn import run_chat_turn
 from memchat.chat.ui_stream import DONE, MEDIA_TYPE, UI_MESSAGE_STREAM, UI_STREAM_HEADERS, error_parts
+from memchat.clock import now_ms
+from memchat.conversations.messages import release_turns
 from memchat.conversations.repository import get_default_conversation, users_conversation
 from memchat.errors import NotFound, UpstreamError
 from memchat.schemas import ErrorBody, sse_content
@@ -104,9 +106,16 @@ async def _resume(services: ChatServices, user_id: str, chat_id: str, encoder: T
     return await encoder.stream(started, batches)
 
 
+_REDIS_DOWN: dict[int | str, dict[str, Any]] = {
+    503: {
+        "model": ErrorBody,
+        "description": "`redis_unavailable`: Redis cannot be reached; try again after Retry-After",
+    }
+}
 _RESUMED: dict[int | str, dict[str, Any]] = {
     204: {"description": "nothing streams in this chat now"},
     404: {"model": ErrorBody, "description": "no such chat"},
+    **_REDIS_DOWN,
 }
 
 
@@ -138,13 +147,17 @@ async def resume_chat(chat_id: ChatId, user: CurrentUser, services: Services) ->
     "/api/chat/{chat_id}/stop",
     status_code=204,
     response_class=Response,
-    responses={404: {"model": ErrorBody, "description": "no such chat"}},
+    responses={404: {"model": ErrorBody, "description": "no such chat"}, **_REDIS_DOWN},
 )
 async def stop_chat(chat_id: ChatId, user: CurrentUser, services: Services) -> Response:
     """Stop the reply streaming now in this chat, on any instance: the upstream request ends, the
     text streamed so far is stored with status `stopped`, and every reader's stream ends cleanly.
-    Answers once the reply is stored; 204 also when nothing streams."""
+    Answers once the reply is stored; 204 also when nothing streams.
+
+    A turn whose owner the stop does not reach (it stalled past its liveness, or the turn started
+    while Redis was down) is taken from it in the database: it becomes interrupted, nothing of it
+    is stored when its owner wakes (that stream ends as failed), and a retry answers it again."""
     conversation_id = await _conversation_of_chat(services, user.id, chat_id)
-    if conversation_id is not None:
-        await services.streams.stop(conversation_id)
+    if conversation_id is not None and not await services.streams.stop(conversation_id):
+        await services.db.run_write(release_turns, conversation_id, now_ms())
     return Response(status_code=204)

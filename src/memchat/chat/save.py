@@ -14,6 +14,14 @@ from memchat.models.message import EXTRACTION_PENDING, REPLY_DONE, REPLY_FAILED
 from memchat.text import normalize
 
 
+class TurnLost:
+    """The turn is no longer this instance's to answer: another instance took it over after its
+    lease ran out, or an edit replaced its user message. Its reply is not stored."""
+
+
+TURN_LOST = TurnLost()
+
+
 @dataclass(frozen=True)
 class SavedReply:
     id: str
@@ -31,19 +39,23 @@ def save_assistant_turn(
     status: str,
     extraction_state: str = EXTRACTION_PENDING,
     summary_strategy: str = "rules",
-) -> SavedReply | None:
+) -> SavedReply | TurnLost | None:
     """Insert the reply, roll the summary, count it, update the agent list's preview.
 
     Without agent, conversation or text nothing is written to the conversation; only the
-    preview moves (when there is an agent). Returns the stored assistant message.
+    preview moves (when there is an agent). Returns the stored assistant message, or TURN_LOST
+    when the turn no longer owns its live user message (nothing written).
     """
     message = normalize(assistant_text)
     now = now_ms()
+    if turn.conversation_id is not None:
+        conversations.lock_branch(conn, turn.conversation_id)  # before the turn's row, as commit point 1
     if turn.user_message_id is not None and turn.owner is not None:
         state = REPLY_DONE if turn.agent_id and turn.conversation_id and message else REPLY_FAILED
         if not messages.finish_turn(conn, turn.user_message_id, owner=turn.owner, reply_state=state, now_ms=now):
-            # Another instance took this turn over after its lease ran out: its reply counts.
-            return None
+            # Another instance took this turn over after its lease ran out (its reply counts), or
+            # an edit superseded the user message: a reply to it would be an orphan.
+            return TURN_LOST
     if turn.agent_id is None or turn.conversation_id is None or message is None:
         if turn.agent_id is not None and message is not None:
             set_latest_message(conn, agent_id=turn.agent_id, text=message, now_ms=now)

@@ -88,6 +88,8 @@ def store_user_side(
             conn, user_id=intent.user_id, agent_id=found.id, now_ms=now_ms()
         )
         conversation_id, summary = created.id, created.summary
+    else:
+        summary = conversations.lock_branch(conn, conversation_id)
     message = _turn_message(conn, claim, intent, conversation_id, found.id)
     if isinstance(message, StoredReply):
         return message

@@ -10,7 +10,7 @@ from sqlalchemy import Table, bindparam, exists, func, insert, select, update
 from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from memchat.conversations.repository import bump_conversation
+from memchat.conversations.repository import bump_conversation, lock_branch
 from memchat.db.engine import AnyRow, dialect_insert
 from memchat.models import Message
 from memchat.models.base import new_id
@@ -250,6 +250,7 @@ _OWNED = (
     (messages.c.id == bindparam("message_id"))
     & (messages.c.turn_owner == bindparam("owner"))
     & messages.c.reply_state.in_((REPLY_PENDING, REPLY_INTERRUPTED))
+    & (messages.c.status != SUPERSEDED)  # an edit replaced it: a reply to it would be an orphan
 )
 _FINISH = (
     update(messages)
@@ -278,10 +279,30 @@ def renew_leases(conn: Connection, message_ids: list[str], *, owner: str, until_
     return renewed
 
 
+_RELEASE_TURNS = (
+    update(messages)
+    .where(
+        messages.c.conversation_id == bindparam("in_conversation"),
+        messages.c.role == "user",
+        messages.c.reply_state == REPLY_PENDING,
+    )
+    .values(reply_state=REPLY_INTERRUPTED, turn_owner=None, turn_lease_until_ms=None, updated_at_ms=bindparam("now"))
+)
+
+
+def release_turns(conn: Connection, conversation_id: str, now_ms: int) -> int:
+    """Take the conversation's turns in progress from their owners (a stop that reached no owner):
+    each becomes interrupted with no owner, so its owner, should it wake, stores nothing
+    (finish_turn), and a retry of its message answers it again. How many."""
+    lock_branch(conn, conversation_id)
+    return int(conn.execute(_RELEASE_TURNS, {"in_conversation": conversation_id, "now": now_ms}).rowcount or 0)
+
+
 def finish_turn(conn: Connection, message_id: str, *, owner: str, reply_state: str, now_ms: int) -> bool:
     """End a turn this instance owns (done, failed). False when another instance has taken it over
-    since: then this instance's reply must not be stored. An expired lease that nobody took over
-    (marked interrupted meanwhile) still belongs to its owner."""
+    since, or an edit has superseded its user message: then this instance's reply must not be
+    stored. An expired lease that nobody took over (marked interrupted meanwhile) still belongs to
+    its owner."""
     params = {"message_id": message_id, "owner": owner, "new_state": reply_state, "now": now_ms}
     return (conn.execute(_FINISH, params).rowcount or 0) == 1
 

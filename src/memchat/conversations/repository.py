@@ -112,6 +112,18 @@ _SUMMARY_FOR_UPDATE = (
 )
 
 
+def lock_branch(conn: Connection, conversation_id: str) -> str | None:
+    """Take the conversation's row lock until commit (PostgreSQL; SQLite has one writer anyway);
+    its summary as it stands under the lock.
+
+    Every change to the conversation's live branch takes it first: commit point 1 (a new message,
+    an edit, a regenerate, a retry) and commit point 2 (the reply). So they happen one after the
+    other, each reading what the one before committed, and the database, not timing, picks which
+    of two racing changes wins: the second sees the first's live turn and is a 409. Taken first,
+    before any message row, it also keeps them from deadlocking on each other's rows."""
+    return summary_for_update(conn, conversation_id)
+
+
 def summary_for_update(conn: Connection, conversation_id: str) -> str | None:
     """The stored summary, the row locked until commit (PostgreSQL; SQLite has one writer anyway): a turn
     rolls its summary on what concurrent turns committed, never over it."""

@@ -113,7 +113,10 @@ class Database:
 
     async def check_writable(self) -> None:
         """Take a write transaction and give it back: raises when the database cannot be written
-        now (locked past the busy timeout, read-only, unreachable)."""
+        now (locked past the busy or lock timeout, read-only, unreachable). On PostgreSQL it also
+        takes the lock a chat turn's writes take on their tables (ROW EXCLUSIVE, what INSERT and
+        UPDATE take; it waits only behind table locks, never behind row locks), so a table locked
+        against writes is seen here, not only by the turns that get 503 `database_busy`."""
         await self.run_write(_probe_write)
 
     @asynccontextmanager
@@ -137,6 +140,11 @@ def _probe_write(conn: Connection) -> None:
         read_only = conn.exec_driver_sql("SHOW transaction_read_only").scalar()
         if read_only == "on" or conn.exec_driver_sql("SELECT pg_is_in_recovery()").scalar():
             raise ReadOnlyDatabase("the database is read-only")
+        conn.exec_driver_sql(f"LOCK TABLE {', '.join(_TURN_TABLES)} IN ROW EXCLUSIVE MODE")
+
+
+# what a chat turn writes (its two commit points)
+_TURN_TABLES = ("agents", "conversations", "messages")
 
 
 def _sync_sqlite_url(url: URL) -> URL | None:

@@ -30,6 +30,16 @@ async def conversation_of_import(session: AsyncSession, agent_id: str, import_id
     return result.scalars().first()
 
 
+async def import_texts(session: AsyncSession, conversation_id: str, import_id: str) -> list[tuple[str, str]]:
+    """(role, text) of the import's messages, in order: what a replay under the same key must match."""
+    result = await session.execute(
+        select(Message.role, Message.content)
+        .where(Message.conversation_id == conversation_id, Message.client_message_id.like(f"import:{import_id}:%"))
+        .order_by(Message.seq)
+    )
+    return [(role, content) for role, content in result.all()]
+
+
 async def import_counts(session: AsyncSession, conversation_id: str, import_id: str) -> tuple[int, int, int]:
     """(messages, turns, turns still pending extraction) of one import."""
     prefix = f"import:{import_id}:%"

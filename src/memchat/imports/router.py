@@ -27,7 +27,11 @@ Services = Annotated[ChatServices, Depends(_services)]
         200: {"model": ImportOut, "description": "this import was already made: nothing changed"},
         404: {"model": ErrorBody, "description": "no such agent"},
         413: {"model": ErrorBody, "description": "the body is over MEMCHAT_MAX_REQUEST_BYTES"},
-        422: {"model": ErrorBody, "description": "a bad message, or nothing to import: nothing stored"},
+        422: {
+            "model": ErrorBody,
+            "description": "a bad message, nothing to import, or `idempotency_key_reused` (the key was used"
+            " for other messages): nothing stored",
+        },
     },
 )
 async def import_conversation(

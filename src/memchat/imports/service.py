@@ -7,7 +7,8 @@ MEMCHAT_SUMMARY, rolled over the turns as if they had been chatted) are written 
 memory extraction then runs turn by turn in the background, in order, and is the import's progress.
 
 The import's id is a hash of the agent and the request body (or of the `Idempotency-Key` header):
-the same import sent again finds the first one and changes nothing.
+the same import sent again finds the first one and changes nothing; the same key with other
+messages (roles and texts) is a 422 `idempotency_key_reused`, and changes nothing either.
 """
 
 import hashlib
@@ -92,7 +93,15 @@ async def start_import(
     lines = history_lines(body, max_chars=services.limits.max_message_chars, now=now)
     import_id = import_id_for(agent_id, body, idempotency_key)
     await repository.lock_agent(session, agent_id)
-    if await repository.conversation_of_import(session, agent_id, import_id) is not None:
+    existing = await repository.conversation_of_import(session, agent_id, import_id)
+    if existing is not None:
+        if idempotency_key is not None and await repository.import_texts(session, existing, import_id) != [
+            (line.role, line.content) for line in lines
+        ]:
+            raise InvalidInput(
+                "this Idempotency-Key was used for an import of other messages; send a new key",
+                code="idempotency_key_reused",
+            )
         return await import_progress(session, user_id, agent_id, import_id), False
     default = await conversations.get_or_create_default_conversation(
         session, user_id=user_id, agent_id=agent_id, now_ms=now

@@ -62,7 +62,7 @@ class OpenAIEncoder:
                 if isinstance(event, TextDelta):
                     parts.append(event.text)
                 elif isinstance(event, TurnFailed):
-                    return openai_error(500, event.message, code=event.code)
+                    return openai_error(event.http_status, event.message, code=event.code)
                 elif isinstance(event, TurnFinished):
                     if event.error is not None:
                         return openai_error(502, event.error.message, code="upstream_error")
@@ -79,7 +79,7 @@ class OpenAIEncoder:
                 yield self._chunk(reply_id, {"content": text})
             for event in batch:
                 if isinstance(event, TurnFailed):
-                    yield _sse(openai_error_body(500, event.message, code=event.code))
+                    yield _sse(openai_error_body(event.http_status, event.message, code=event.code))
                     return
                 if isinstance(event, TurnFinished):
                     if event.error is not None:

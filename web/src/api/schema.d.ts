@@ -223,6 +223,10 @@ export interface paths {
          * @description Stop the reply streaming now in this chat, on any instance: the upstream request ends, the
          *     text streamed so far is stored with status `stopped`, and every reader's stream ends cleanly.
          *     Answers once the reply is stored; 204 also when nothing streams.
+         *
+         *     A turn whose owner the stop does not reach (it stalled past its liveness, or the turn started
+         *     while Redis was down) is taken from it in the database: it becomes interrupted, nothing of it
+         *     is stored when its owner wakes (that stream ends as failed), and a retry answers it again.
          */
         post: operations["stop_chat_api_chat__chat_id__stop_post"];
         delete?: never;
@@ -351,7 +355,8 @@ export interface paths {
         /**
          * Delete Me
          * @description Delete the account and everything of it: agents, conversations, messages, memories and their
-         *     history. Its tokens are refused (401) from then on.
+         *     history. Its tokens are refused (401) from then on. Needs a login token: an API key is for data
+         *     access, and cannot end the account that owns it.
          */
         delete: operations["delete_me_api_me_delete"];
         options?: never;
@@ -370,7 +375,8 @@ export interface paths {
          * Export Me
          * @description Everything stored for the account, as JSON: the user, agents, conversations, every message
          *     (superseded ones too, see `status`), memories (archived ones too) with their history events, and
-         *     API keys (names and prefixes, never the keys).
+         *     API keys (names and prefixes, never the keys). Needs a login token: the whole account in one
+         *     answer is not for a key, which reads the account one route at a time.
          */
         get: operations["export_me_api_me_export_get"];
         put?: never;
@@ -1806,7 +1812,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description a bad message, or nothing to import: nothing stored */
+            /** @description a bad message, nothing to import, or `idempotency_key_reused` (the key was used for other messages): nothing stored */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -2118,6 +2124,15 @@ export interface operations {
                     "application/json": components["schemas"]["HTTPValidationError"];
                 };
             };
+            /** @description `redis_unavailable`: Redis cannot be reached; try again after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     resume_chat_api_chat__chat_id__stream_get: {
@@ -2164,6 +2179,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description `redis_unavailable`: Redis cannot be reached; try again after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
         };
@@ -2435,6 +2459,15 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description `login_required`: asked with an API key, not a login token */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     export_me_api_me_export_get: {
@@ -2453,6 +2486,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["AccountExport"];
+                };
+            };
+            /** @description `login_required`: asked with an API key, not a login token */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
         };
@@ -2479,7 +2521,7 @@ export interface operations {
                     "application/json": components["schemas"]["AuthResponse"];
                 };
             };
-            /** @description `wrong_password`: the current password is wrong */
+            /** @description `wrong_password`: the current password is wrong; `login_required`: asked with an API key */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2756,6 +2798,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description `redis_unavailable`: Redis cannot be reached; try again after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
         };

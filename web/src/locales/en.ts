@@ -298,6 +298,9 @@ export const en: Messages = {
       local_model_unavailable: "The local model is not ready yet.",
       rate_limited: "You are sending too fast. Please wait a moment.",
       turn_in_progress: "The previous reply is still being written. Please wait.",
+      turn_taken_over: "This reply was not saved: the message was answered, edited or stopped elsewhere meanwhile.",
+      redis_unavailable: "The server cannot reach its shared state right now. Try again in a moment.",
+      idempotency_key_reused: "This import key was already used for other messages. Use a new key.",
       nothing_to_regenerate: "There is no reply to regenerate.",
       no_user_message: "The request has no user message.",
       message_id_reused: "This message id is already taken.",
@@ -321,7 +324,7 @@ export const en: Messages = {
       nothing_to_import: "There are no messages to import.",
       token_revoked: "The password has changed. Please log in with the new one.",
       api_key_not_found: "This API key does not exist.",
-      login_required: "API keys can only be created while logged in, not with another key.",
+      login_required: "This needs a login, not an API key (making keys, the password, deleting or exporting the account).",
     },
   },
 };

@@ -301,6 +301,9 @@ export const zhCN = {
       local_model_unavailable: "本地模型还没有就绪。",
       rate_limited: "发送太频繁了，请稍后再试。",
       turn_in_progress: "上一条回复还在生成中，请稍候再试。",
+      turn_taken_over: "这条回复没有保存：这期间消息已在别处被回答、编辑或停止。",
+      redis_unavailable: "服务器暂时连不上共享状态服务，请稍后再试。",
+      idempotency_key_reused: "这个导入编号已用于别的消息，请换一个新编号。",
       nothing_to_regenerate: "没有可以重新生成的回复。",
       no_user_message: "请求里没有用户消息。",
       message_id_reused: "这条消息的编号已被使用。",
@@ -324,7 +327,7 @@ export const zhCN = {
       nothing_to_import: "没有可以导入的消息。",
       token_revoked: "密码已修改，请用新密码重新登录。",
       api_key_not_found: "找不到这个 API 密钥。",
-      login_required: "只能在登录状态下创建 API 密钥，不能用另一个密钥创建。",
+      login_required: "这需要登录，不能用 API 密钥（创建密钥、修改密码、删除或导出账号）。",
     } as Record<string, string>,
   },
 };

@@ -1,0 +1,139 @@
+"""A stalled owner (its `memchat serve` frozen with SIGSTOP past its lease) whose turn is meanwhile
+retried or edited through another instance, on PostgreSQL with Redis: when it wakes it stores
+nothing, and its client is not told "success" on either wire format."""
+
+import asyncio
+import json
+import os
+import signal
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import httpx
+import pytest
+from sqlalchemy import select
+
+from memchat.clock import now_ms
+from memchat.db.engine import Database, create_database
+from memchat.models import Message
+from memchat.models.message import SUPERSEDED
+from memchat.settings import Settings
+from tests.conftest import auth, chat_body
+from tests.serve import Server
+from tests.test_many_instances import first_user, started
+from tests.upstream import Reply, TestUpstream
+
+
+@pytest.fixture
+async def db(postgres_url: str) -> AsyncIterator[Database]:
+    database = create_database(Settings(_env_file=None, database_url=postgres_url).database)
+    yield database
+    await database.dispose()
+
+
+async def _lease_has_run_out(db: Database, client_id: str) -> None:
+    """Wait (bounded) until the frozen owner's lease on the message is over: the database's say."""
+    for _ in range(200):
+        async with db.read() as session:
+            lease = (
+                await session.execute(select(Message.turn_lease_until_ms).where(Message.client_message_id == client_id))
+            ).scalar_one()
+        if lease is not None and lease < now_ms():
+            return
+        await asyncio.sleep(0.05)  # polling the database's lease, bounded; no event tells when it ends
+    raise AssertionError("the lease never ran out")
+
+
+async def _read_to_the_end(chunks: AsyncIterator[str]) -> str:
+    return "".join([chunk async for chunk in chunks])
+
+
+def _process(server: Server) -> int:
+    assert server.process is not None
+    return server.process.pid
+
+
+@pytest.mark.parametrize("wire", ["plain", "ui"])
+@pytest.mark.parametrize("takeover", ["retry", "edit"])
+async def test_a_stalled_owner_stores_nothing_and_does_not_end_as_a_success(
+    postgres_url: str, upstream: TestUpstream, tmp_path: Path, db: Database, wire: str, takeover: str
+) -> None:
+    async with started(postgres_url, upstream, tmp_path) as (a, b):
+        token, agent = await first_user(a)
+        upstream.script(Reply(deltas=["旧", "的回答"], hold_after=1), Reply(text="新的回答"))
+        path = "/api/chat" if wire == "plain" else "/api/ui/chat"
+        body = chat_body(str(agent["id"]), "你好", message_id="m-1")
+        async with httpx.AsyncClient(timeout=30) as client:
+            async with client.stream("POST", f"{a.url}{path}", json=body, headers=auth(token)) as stalled:
+                chunks = stalled.aiter_text()
+                seen = ""
+                while "旧" not in seen:  # the first text (the UI stream's `start` part comes before it)
+                    seen += await anext(chunks)
+                os.kill(_process(a), signal.SIGSTOP)
+                try:
+                    await _lease_has_run_out(db, "m-1")
+                    if takeover == "retry":
+                        again = body
+                    else:
+                        again = chat_body(str(agent["id"]), "改过了", message_id="m-1", messageId="m-1")
+                    answer = await client.post(f"{b.url}/api/chat", json=again, headers=auth(token))
+                    assert answer.status_code == 200, answer.text
+                    assert answer.text == "新的回答"
+                finally:
+                    os.kill(_process(a), signal.SIGCONT)
+                upstream.release()
+                rest = ""
+                broke = False
+                try:
+                    async for chunk in chunks:
+                        rest += chunk
+                except httpx.RemoteProtocolError:
+                    broke = True
+        if wire == "plain":
+            assert broke, f"the plain text stream ended cleanly: {rest!r}"
+        else:
+            parts = [json.loads(line[6:]) for line in rest.splitlines() if line.startswith("data: {")]
+            types = [part["type"] for part in parts]
+            assert "finish" not in types, types
+            assert "error" in types, types
+            codes = [part["data"]["code"] for part in parts if part["type"] == "data-error"]
+            assert codes == ["turn_taken_over"]
+
+    async with db.read() as session:
+        rows = (await session.execute(select(Message).order_by(Message.seq))).scalars().all()
+    live = [(m.role, m.content) for m in rows if m.status != SUPERSEDED]
+    expected_user = "你好" if takeover == "retry" else "改过了"
+    assert live == [("user", expected_user), ("assistant", "新的回答")]
+    assert [m.content for m in rows if m.role == "assistant"] == ["新的回答"]  # the stalled reply never stored
+
+
+async def test_a_stop_that_reaches_no_owner_takes_the_turn_and_the_owner_stores_nothing(
+    postgres_url: str, upstream: TestUpstream, tmp_path: Path, db: Database
+) -> None:
+    async with started(postgres_url, upstream, tmp_path) as (a, b):
+        token, agent = await first_user(a)
+        upstream.script(Reply(deltas=["旧", "的回答"], hold_after=1), Reply(text="重答"))
+        body = chat_body(str(agent["id"]), "你好", message_id="m-1")
+        async with httpx.AsyncClient(timeout=30) as client:
+            async with client.stream("POST", f"{a.url}/api/chat", json=body, headers=auth(token)) as stalled:
+                chunks = stalled.aiter_text()
+                assert "旧" in await anext(chunks)
+                os.kill(_process(a), signal.SIGSTOP)
+                try:
+                    await _lease_has_run_out(db, "m-1")  # and its liveness key in Redis with it
+                    stop = await client.post(f"{b.url}/api/chat/{agent['id']}/stop", headers=auth(token))
+                    assert stop.status_code == 204
+                finally:
+                    os.kill(_process(a), signal.SIGCONT)
+                upstream.release()
+                with pytest.raises(httpx.RemoteProtocolError):  # not a success: the body breaks off
+                    await _read_to_the_end(chunks)
+            async with db.read() as session:
+                rows = (await session.execute(select(Message).order_by(Message.seq))).scalars().all()
+            assert [(m.role, m.content, m.reply_state) for m in rows] == [("user", "你好", "interrupted")]
+            # a retry answers it again, once
+            again = await client.post(f"{b.url}/api/chat", json=body, headers=auth(token))
+            assert again.text == "重答"
+    async with db.read() as session:
+        rows = (await session.execute(select(Message).order_by(Message.seq))).scalars().all()
+    assert [(m.role, m.content) for m in rows] == [("user", "你好"), ("assistant", "重答")]
