@@ -90,7 +90,8 @@ class Scores:
         return rows
 
 
-async def _serve(settings: Settings) -> tuple[uvicorn.Server, "asyncio.Task[None]", str, AppState]:
+async def serve_memchat(settings: Settings) -> tuple[uvicorn.Server, "asyncio.Task[None]", str, AppState]:
+    """A migrated memchat on loopback (uvicorn, a port of its own): the server, its task, its URL, its state."""
     db = create_database(settings.database)
     await upgrade(db.engine)
     await db.dispose()
@@ -182,7 +183,7 @@ async def run_extractor(
         if args.injection_limit is not None:
             flat["memory_injection_limit"] = args.injection_limit
         settings = Settings(_env_file=None, **flat)
-        server, task, base_url, state = await _serve(settings)
+        server, task, base_url, state = await serve_memchat(settings)
         try:
             async with httpx.AsyncClient(base_url=base_url, timeout=600) as client:
                 signup = await client.post(

@@ -18,7 +18,6 @@ import argparse
 import asyncio
 import json
 import os
-import socket
 import subprocess
 import tempfile
 import time
@@ -29,12 +28,9 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import uvicorn
+from bench.memory_eval.locomo import serve_memchat
 from bench.memory_eval.recall.upstream import ScriptedUpstream, handle_of
 
-from memchat.app import create_app
-from memchat.db.engine import create_database
-from memchat.db.migrate import upgrade
 from memchat.settings import Settings
 from memchat.state import AppState
 
@@ -168,23 +164,6 @@ async def settle(state: AppState) -> None:
         await state.background.drain()
 
 
-async def _serve(settings: Settings) -> tuple[uvicorn.Server, "asyncio.Task[None]", str, AppState]:
-    db = create_database(settings.database)
-    await upgrade(db.engine)
-    await db.dispose()
-    app = create_app(settings)
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on", timeout_keep_alive=600))
-    task = asyncio.create_task(server.serve(sockets=[sock]))
-    while not server.started:
-        if task.done():
-            task.result()
-        await asyncio.sleep(0.01)
-    state: AppState = app.state.memchat
-    return server, task, f"http://127.0.0.1:{sock.getsockname()[1]}", state
-
-
 def _batches(dialogs: list[Dialog], size: int) -> Iterator[list[Dialog]]:
     for start in range(0, len(dialogs), size):
         yield dialogs[start : start + size]
@@ -211,7 +190,7 @@ async def run(dialogs: list[Dialog], overrides: dict[str, Any], concurrency: int
                 **overrides,
             }
             settings = Settings(_env_file=None, **flat)
-            server, task, base_url, state = await _serve(settings)
+            server, task, base_url, state = await serve_memchat(settings)
             try:
                 rows = []
                 async with httpx.AsyncClient(base_url=base_url, timeout=600) as client:
