@@ -3,10 +3,12 @@
 import asyncio
 from typing import Any
 
+import pytest
 from sqlalchemy import select
 
 from memchat.models import Conversation, Message
 from tests.conftest import Running, auth, chat, chat_body
+from tests.memories.support import Serve, serve_fixture, user_with_agent  # noqa: F401
 from tests.upstream import Reply, TestUpstream
 
 
@@ -218,3 +220,25 @@ async def test_concurrent_first_use_creates_one_default_conversation(
         conversations = (await session.execute(select(Conversation))).scalars().all()
     assert [c.id for c in conversations] == list(ids)
     assert await stored_count(running) == (8, 8)
+
+
+@pytest.mark.parametrize("strategy", ["rules", "digest"])
+async def test_an_edit_or_a_regenerate_takes_the_replaced_turns_out_of_the_summary(
+    serve: Serve, upstream: TestUpstream, strategy: str
+) -> None:
+    running = await serve(summary_strategy=strategy)
+    token, agent_id = await user_with_agent(running)
+    upstream.script(Reply(text="回答一"), Reply(text="回答二"), Reply(text="回答三"), Reply(text="回答四"))
+    await chat(running, token, agent_id, "hello in the new conversation", message_id="u1")
+    await chat(running, token, agent_id, "第二个问题", message_id="u2")
+    await chat(running, token, agent_id, "another text", message_id="u1", messageId="u1")  # an edit of u1
+    body = chat_body(agent_id, "another text")
+    body["trigger"] = "regenerate-message"
+    assert (await running.client.post("/api/chat", json=body, headers=auth(token))).text == "回答四"
+    upstream.script(Reply(text="好的"))
+    await chat(running, token, agent_id, "第三个问题", message_id="u3")
+    system = upstream.chat_requests[-1]["messages"][0]["content"]
+    assert "another text" in system
+    assert "回答四" in system
+    for replaced in ("hello in the new conversation", "回答一", "第二个问题", "回答二", "回答三"):
+        assert replaced not in system  # they left history, and the summary with it

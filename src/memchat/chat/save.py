@@ -61,6 +61,10 @@ def save_assistant_turn(
             set_latest_message(conn, agent_id=turn.agent_id, text=message, now_ms=now)
         return None
 
+    # What the summary rolls on is what is stored now: the same as commit point 1 read when no
+    # other turn of the conversation ended meanwhile, and with their lines when one did. The reply
+    # keeps it, so that an edit or a regenerate replacing this turn can put it back.
+    previous = conversations.summary_for_update(conn, turn.conversation_id)
     values = messages.message_values(
         conversation_id=turn.conversation_id,
         user_id=turn.user_id,
@@ -72,11 +76,9 @@ def save_assistant_turn(
         status=status,
         reply_to_id=turn.user_message_id,
         extraction_state=extraction_state,
+        summary_before=previous or "",
     )
     messages.insert_message(conn, values)
-    # What the summary rolls on is what is stored now: the same as commit point 1 read when no
-    # other turn of the conversation ended meanwhile, and with their lines when one did.
-    previous = conversations.summary_for_update(conn, turn.conversation_id)
     summary = roll_summary(summary_strategy, previous, turn.recent, turn.user_text, message)
     count = conversations.bump_with_summary(conn, turn.conversation_id, summary=summary, now_ms=now)
     set_latest_message(conn, agent_id=turn.agent_id, text=message, now_ms=now)

@@ -15,6 +15,7 @@ from memchat.chat.intent import TurnIntent
 from memchat.clock import now_ms
 from memchat.conversations import messages
 from memchat.conversations import repository as conversations
+from memchat.conversations.forget import forget_statements
 from memchat.db.engine import AnyRow
 from memchat.errors import Conflict, InvalidInput, NotFound, Unauthorized
 from memchat.memories.types import StoredMemory
@@ -93,6 +94,8 @@ def store_user_side(
     message = _turn_message(conn, claim, intent, conversation_id, found.id)
     if isinstance(message, StoredReply):
         return message
+    if intent.kind == "regenerate" or intent.edited_id is not None:
+        summary = conversations.summary_for_update(conn, conversation_id)  # as `_replace_from` left it
     recent = messages.recent_messages(conn, conversation_id, limit=recent_limit, before_seq=message.seq)
     return UserSide(found, conversation_id, summary, message, recent, read_memories(conn, found.id))
 
@@ -125,7 +128,7 @@ def _turn_message(
             # The reply being streamed answers a message this edit replaces: it would land as an
             # orphan after the edit. Edit once it is stored (or stopped).
             raise Conflict("a reply in this conversation is still being written", code="turn_in_progress")
-        messages.supersede_from(conn, conversation_id, edited.seq, now_ms())
+        _replace_from(conn, conversation_id, edited.seq)
     elif client_id:
         # A retried send: its client id is already a live message of this conversation.
         inserted = _insert(conn, intent, claim, conversation_id, agent_id, client_id, once=True)
@@ -173,8 +176,22 @@ def _regenerate_target(conn: Connection, claim: TurnClaim, conversation_id: str)
         raise InvalidInput("there is nothing to regenerate", code="nothing_to_regenerate")
     _claim(conn, claim, last_user.id, "the last message is still being answered")
     if last_assistant is not None and last_assistant.seq > last_user.seq:
-        messages.supersede_from(conn, conversation_id, last_assistant.seq, now_ms())
+        _replace_from(conn, conversation_id, last_assistant.seq)
     return TurnMessage(last_user.id, last_user.seq, last_user.content)
+
+
+def _replace_from(conn: Connection, conversation_id: str, from_seq: int) -> None:
+    """Supersede the live messages from `from_seq` (an edit, a regenerate); they leave the summary
+    too: it is put back as it stood before the first replaced reply was rolled in, or, for replies
+    stored before summaries were kept, a digest forgets their words."""
+    kept, before = conversations.summary_before_turns_from(conn, conversation_id, from_seq)
+    if not kept:
+        current = conversations.summary_for_update(conn, conversation_id)
+        before = forget_statements(current, conversations.live_texts_from(conn, conversation_id, from_seq))
+        kept = before != current
+    messages.supersede_from(conn, conversation_id, from_seq, now_ms())
+    if kept:
+        conversations.set_summary(conn, conversation_id, before)
 
 
 def _insert(

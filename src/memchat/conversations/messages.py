@@ -42,6 +42,7 @@ def message_values(
     extraction_state: str | None = None,
     turn_owner: str | None = None,
     turn_lease_until_ms: int | None = None,
+    summary_before: str | None = None,
 ) -> dict[str, Any]:
     """A message row: every column but seq (the database numbers messages)."""
     return {
@@ -58,6 +59,7 @@ def message_values(
         "extraction_state": extraction_state,
         "turn_owner": turn_owner,
         "turn_lease_until_ms": turn_lease_until_ms,
+        "summary_before": summary_before,
         "created_at_ms": now_ms,
         "updated_at_ms": now_ms,
     }

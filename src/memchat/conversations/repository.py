@@ -12,13 +12,15 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from memchat.conversations.forget import forget_statements
 from memchat.db.engine import AnyRow, dialect_insert
-from memchat.models import Agent, Conversation
+from memchat.models import Agent, Conversation, Message
 from memchat.models.base import new_id
 from memchat.models.conversation import DEFAULT_SLOT
+from memchat.models.message import SUPERSEDED
 from memchat.schemas import PROFILE_FIELDS
 
 agents = cast(Table, Agent.__table__)
 conversations = cast(Table, Conversation.__table__)
+_messages = cast(Table, Message.__table__)
 
 
 # --- the chat turn's statements (sync Connection, inside Database.run_write) ---
@@ -97,6 +99,17 @@ _BUMP_ACTIVITY = _BUMP.values(last_message_at_ms=bindparam("now"))
 _BUMP_WITH_SUMMARY = _BUMP_ACTIVITY.values(summary=bindparam("new_summary")).returning(conversations.c.message_count)
 
 
+_SET_SUMMARY = (
+    update(conversations)
+    .where(conversations.c.id == bindparam("conversation_id"))
+    .values(summary=bindparam("new_summary"))
+)
+
+
+def set_summary(conn: Connection, conversation_id: str, summary: str | None) -> None:
+    conn.execute(_SET_SUMMARY, {"conversation_id": conversation_id, "new_summary": summary})
+
+
 def bump_conversation(conn: Connection, conversation_id: str, *, count_delta: int, now_ms: int) -> None:
     """The count moves in SQL (count = count + n), so concurrent turns cannot lose an increment."""
     statement = _BUMP_ACTIVITY if count_delta > 0 else _BUMP
@@ -122,6 +135,40 @@ def lock_branch(conn: Connection, conversation_id: str) -> str | None:
     of two racing changes wins: the second sees the first's live turn and is a 409. Taken first,
     before any message row, it also keeps them from deadlocking on each other's rows."""
     return summary_for_update(conn, conversation_id)
+
+
+_FIRST_LIVE_REPLY_FROM = (
+    select(_messages.c.summary_before)
+    .where(
+        _messages.c.conversation_id == bindparam("in_conversation"),
+        _messages.c.seq >= bindparam("from_seq"),
+        _messages.c.role == "assistant",
+        _messages.c.status != SUPERSEDED,
+    )
+    .order_by(_messages.c.seq)
+    .limit(1)
+)
+_LIVE_TEXTS_FROM = select(_messages.c.content).where(
+    _messages.c.conversation_id == bindparam("in_conversation"),
+    _messages.c.seq >= bindparam("from_seq"),
+    _messages.c.status != SUPERSEDED,
+)
+
+
+def summary_before_turns_from(conn: Connection, conversation_id: str, from_seq: int) -> tuple[bool, str | None]:
+    """The summary as it stood before the first live reply at or after `from_seq` was rolled in:
+    (True, summary or None) when that reply kept it, (False, None) when there is no reply or it
+    was stored before replies kept it."""
+    params = {"in_conversation": conversation_id, "from_seq": from_seq}
+    row = conn.execute(_FIRST_LIVE_REPLY_FROM, params).first()
+    if row is None or row.summary_before is None:
+        return False, None
+    return True, row.summary_before or None
+
+
+def live_texts_from(conn: Connection, conversation_id: str, from_seq: int) -> list[str]:
+    params = {"in_conversation": conversation_id, "from_seq": from_seq}
+    return [str(text) for text in conn.execute(_LIVE_TEXTS_FROM, params).scalars()]
 
 
 def summary_for_update(conn: Connection, conversation_id: str) -> str | None:

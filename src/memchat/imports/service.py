@@ -134,6 +134,7 @@ async def start_import(
                 extraction_state=memory.after_turn(user[1] if user else None).state
                 if line.role == "assistant"
                 else None,
+                summary_before=(summary or "") if line.role == "assistant" else None,
             )
             messages.insert_message(conn, values)
             if line.role == "user":

@@ -45,5 +45,7 @@ class Message(Base):
     # A turn in progress (reply_state pending): the instance answering it and when its lease ends.
     turn_owner: Mapped[str | None] = mapped_column(String(64))
     turn_lease_until_ms: Mapped[int | None] = mapped_column(BigInteger)
+    # a reply: the conversation's summary before this reply was rolled in ("" none; NULL: not kept)
+    summary_before: Mapped[str | None] = mapped_column(Text, default=None)
     created_at_ms: Mapped[int] = mapped_column(BigInteger)
     updated_at_ms: Mapped[int] = mapped_column(BigInteger)
