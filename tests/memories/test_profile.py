@@ -87,3 +87,42 @@ async def test_a_background_memory_ready_in_time_rides_the_turns_own_stream(
     assert "data-memory" not in response.text  # not waited for: the console reads it once it is stored
     await nothing_waits.settle()
     assert [m["content"] for m in await memories(nothing_waits, token, agent_id)] == ["我养了一只猫，叫团子。"]
+
+
+async def test_the_fact_a_question_needs_is_recalled_among_many_more_memories(
+    serve: Serve, upstream: TestUpstream
+) -> None:
+    running: Running = await serve(profile="standard")
+    token, agent_id = await user_with_agent(running)
+    others = [
+        ("preference", "我喜欢看恐怖电影", 5),
+        ("conversation_style", "说话简短一点", 4),
+        ("fact", "我在一家广告公司做设计", 4),
+        ("fact", "我弟弟在读大学，学计算机", 4),
+        ("preference", "我周末喜欢去爬山", 4),
+        ("fact", "我养了两只仓鼠", 4),
+        ("relationship_goal", "希望你多鼓励我", 4),
+        ("preference", "I love jazz, especially Coltrane", 4),
+        ("fact", "I work night shifts at the hospital", 4),
+        ("preference", "我喜欢喝美式咖啡", 4),
+        ("fact", "我最近在学吉他", 4),
+        ("fact", "我闺蜜下个月结婚", 4),
+        ("preference", "I prefer replies in bullet points", 4),
+        ("fact", "我家住在合肥", 4),
+    ]
+    for type_, content, importance in [("fact", "我对芒果过敏", 4), *others]:  # the fact, said first
+        body = {"type": type_, "content": content, "importance": importance}
+        response = await running.client.post(f"/api/agents/{agent_id}/memories", json=body, headers=auth(token))
+        assert response.status_code == 201, response.text
+    await turn(running, upstream, token, agent_id, "今天有点累")
+    await running.settle()  # memories made through the API get their vectors after a turn
+    upstream.script(Reply(text="好的。"))
+    response = await running.client.post(
+        "/api/chat", json=chat_body(agent_id, "晚饭后想吃点水果，你推荐几种吧"), headers=auth(token)
+    )
+    assert response.status_code == 200
+    lines = [
+        line for line in upstream.chat_requests[-1]["messages"][0]["content"].splitlines() if line.startswith("- [")
+    ]
+    assert len(lines) == 10  # MEMORY_INJECTION_LIMIT of the 15
+    assert any("我对芒果过敏" in line for line in lines)  # relevance to the question brings it in
