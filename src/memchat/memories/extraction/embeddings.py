@@ -3,8 +3,9 @@
 A small softmax regression (numpy, six classes: nothing to remember + the five v2 memory types)
 is fitted on the embedder's passage vectors of the prototypes shipped in `data/prototypes.jsonl`
 (the training split of bench/memory_eval, labelled by its LABELS.md), each beside the character
-1-2-grams it contains (`CharNgrams`). Fitting takes milliseconds after one batch of
-embeddings, so it happens lazily, once per extractor, for whichever embedder is configured.
+1-2-grams it contains (`CharNgrams`). For the packaged embedder the vectors and the fitted
+classifiers ship beside the prototypes (`memories.language.prototype_vectors`); for any other
+embedder they are made once per extractor, at start-up.
 Importance follows the v1 rules; the content is the statement without commands and filler
 (`memories.content`). Pure apart from the embedder calls.
 """
@@ -114,6 +115,7 @@ _LIKING_TYPES_EN = {
     "don't eat": FACT,
     "never eat": FACT,
 }
+_HERE_AND_NOW_EN = re.compile(r"\b(?:this|that|it|you|today|tonight)\b", re.IGNORECASE)
 _ADDRESS_ME = re.compile(r"叫我|称呼我|喊我")
 _HERE_AND_NOW = re.compile(r"[这那]|刚|今天|今晚|现在|你")
 _LIKING_TYPES = {"不喜欢": BOUNDARY, "不爱": PREFERENCE, "讨厌": BOUNDARY, "受不了": BOUNDARY, "害怕": FACT, "怕": FACT}
@@ -163,7 +165,7 @@ def _rescue(c: Classification, min_confidence: float) -> Classification:
     if liking is not None and not _HERE_AND_NOW.search(liking.group(2)):
         return Classification(text=c.text, type=_LIKING_TYPES.get(liking.group(1), PREFERENCE), confidence=0.0)
     liking = _PLAIN_LIKING_EN.match(c.text)
-    if liking is not None and not re.search(r"\b(?:this|that|it|you|today|tonight)\b", liking.group(2), re.I):
+    if liking is not None and not _HERE_AND_NOW_EN.search(liking.group(2)):
         kind = liking.group(1).lower()
         return Classification(text=c.text, type=_LIKING_TYPES_EN.get(kind, PREFERENCE), confidence=0.0)
     return c
@@ -242,8 +244,8 @@ class EmbeddingExtractor:
         save_prepared(path, self._digest(), Prepared(vectors=self._vectors, models=self._models))
 
     async def prepare(self) -> None:
-        """The vectors, then a classifier per language, fitted once in a worker thread (seconds of
-        numpy that must not hold the event loop); the app starts it in the background at start-up.
+        """The vectors, then a classifier per language unless they shipped, fitted once in a worker
+        thread (seconds of numpy that must not hold the event loop); the app awaits it at start-up.
 
         The fit is guarded by a thread lock, not an asyncio one, so that the extractor is not tied to
         one event loop: a second caller waits for the first fit and fits nothing.
@@ -251,6 +253,8 @@ class EmbeddingExtractor:
         if self._models:
             return
         await self.prepare_vectors()
+        if self._models:
+            return  # they shipped
         assert self._vectors is not None
         await asyncio.to_thread(self._fit_all, self._vectors)
 

@@ -26,14 +26,13 @@ _PET_NAME = re.compile(
     rf"\b(?i:my|our)\s+(?:\w+\s+)?(?i:(dog|cat|puppy|pup|kitten|bird|hamster|rabbit|bunny|parrot|turtle|horse))"
     rf"(?:'s name is|,)?\s+(?:(?i:is\s+)?(?i:named|called)\s+)?{_NAME_WORD}"
 )
+_PET_KINDS = {"pup": "dog", "puppy": "dog"}
 _IM_NAME = re.compile(rf"^(?i:hi|hey|hello)?[,!\s]*(?i:i'm|i am|this is)\s+{_NAME_WORD}(?=\s*(?:[,.!;]|and\b|$))")
 _CITY = re.compile(
     rf"\b(?i:(?:i|we)\s+(?:now\s+|still\s+|currently\s+|just\s+|recently\s+|finally\s+)?"
     rf"(?:live|lived|living|moved|move|relocated|am living|'m living|settled|'m based|am based|are based)"
     rf"\s+(?:back\s+)?(?:in|to|over to|out to))\s+{_PLACE}"
 )
-# "Finally moved to Portland last month" (no subject)
-_CITY_MOVED = re.compile(rf"^(?i:(?:(?:finally|just|recently|so)\s+)?(?:moved|relocated)\s+(?:back\s+)?to)\s+{_PLACE}")
 # "... and moved to Seattle" anywhere, unless someone else moved ("my best friend moved to Chicago")
 _MOVED_TO = re.compile(rf"\b(?i:moved|relocated)\s+(?i:back\s+|over\s+|out\s+)?(?i:to)\s+{_PLACE}")
 _SOMEONE_ELSE = re.compile(
@@ -215,11 +214,12 @@ def read_slots_en(text: str) -> dict[str, set[str]]:
         put("name", m.group(1))
     for m in _PET_NAME.finditer(text):
         if m.group(2) not in _NOT_NAMES:
-            put(f"name:{m.group(1).lower().replace('pup', 'dog').replace('dogpy', 'dog')}", m.group(2))
+            kind = m.group(1).lower()
+            put(f"name:{_PET_KINDS.get(kind, kind)}", m.group(2))
     introduced = _IM_NAME.search(text)
     if introduced is not None and introduced.group(1) not in _NOT_NAMES:
         put("name", introduced.group(1))
-    for pattern in (_CITY, _CITY_MOVED, _CITY_BASED, _CITY_NEAR):
+    for pattern in (_CITY, _CITY_BASED, _CITY_NEAR):
         for m in pattern.finditer(text):
             if _positive(text, m.start()):
                 put("city", m.group(1))
