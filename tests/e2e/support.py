@@ -2,7 +2,8 @@
 
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from tests.e2e.conftest import Server
@@ -64,3 +65,17 @@ def send_message(page: Any, text: str) -> None:
 
 def message_items(page: Any) -> Any:
     return page.get_by_test_id("message")
+
+
+@contextmanager
+def signed_in_page(browser: Any, server: Server, token: str) -> Iterator[Any]:
+    """A desktop page (Chinese locale) of a server of the test's own, signed in with `token`."""
+    context = browser.new_context(base_url=server.base_url, viewport={"width": 1280, "height": 800}, locale="zh-CN")
+    context.set_default_timeout(10_000)
+    try:
+        page = context.new_page()
+        page.goto("/login")
+        page.evaluate("token => localStorage.setItem('memchat.token', token)", token)
+        yield page
+    finally:
+        context.close()

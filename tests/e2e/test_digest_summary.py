@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from tests.e2e.conftest import Server, Upstream, serve_memchat, upstream_env
-from tests.e2e.support import chat_turn, create_agent, open_chat
+from tests.e2e.support import chat_turn, create_agent, open_chat, signed_in_page
 
 pytestmark = pytest.mark.e2e
 expect = pytest.importorskip("playwright.sync_api").expect
@@ -38,14 +38,7 @@ def test_the_side_panel_shows_a_summary_that_does_not_repeat(
     for i in range(2, TURNS + 1):
         chat_turn(digest_server, token, agent_id, f"第{i}轮：{SMALL_TALK}")
 
-    context = browser.new_context(
-        base_url=digest_server.base_url, viewport={"width": 1280, "height": 800}, locale="zh-CN"
-    )
-    context.set_default_timeout(10_000)
-    try:
-        page = context.new_page()
-        page.goto("/login")
-        page.evaluate("token => localStorage.setItem('memchat.token', token)", token)
+    with signed_in_page(browser, digest_server, token) as page:
         open_chat(page, agent_id)
         summary = page.get_by_test_id("summary")
         expect(summary).to_contain_text(f"第{TURNS}轮：")
@@ -57,5 +50,3 @@ def test_the_side_panel_shows_a_summary_that_does_not_repeat(
         assert len(turn_lines) == len(set(turn_lines)) > 1  # each turn once
         assert turn_lines[-1] == f"用户：第{TURNS}轮：{SMALL_TALK}"
         assert "用户：第2轮：" not in summary.inner_text()  # the oldest turns left, whole
-    finally:
-        context.close()

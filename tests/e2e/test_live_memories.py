@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from tests.e2e.conftest import Server, Upstream, serve_memchat, upstream_env
-from tests.e2e.support import create_agent, open_chat, send_message
+from tests.e2e.support import create_agent, open_chat, send_message, signed_in_page
 
 pytestmark = pytest.mark.e2e
 expect = pytest.importorskip("playwright.sync_api").expect
@@ -53,30 +53,23 @@ def test_a_memory_made_in_the_background_shows_in_the_side_panel_without_another
         token = api.post("/api/auth/signup", json={"email": email, "password": "password-live-1"}).json()["token"]
     agent_id = create_agent(background_server, token, "小雨")
 
-    context = browser.new_context(
-        base_url=background_server.base_url, viewport={"width": 1280, "height": 800}, locale="zh-CN"
-    )
-    context.set_default_timeout(10_000)
     try:
-        page = context.new_page()
-        page.goto("/login")
-        page.evaluate("token => localStorage.setItem('memchat.token', token)", token)
-        open_chat(page, agent_id)
-        panel = page.get_by_test_id("side-panel")
-        expect(panel.get_by_text("还没有记忆")).to_be_visible()
+        with signed_in_page(browser, background_server, token) as page:
+            open_chat(page, agent_id)
+            panel = page.get_by_test_id("side-panel")
+            expect(panel.get_by_text("还没有记忆")).to_be_visible()
 
-        send_message(page, STATEMENT)
-        expect(page.locator("[data-testid=message][data-role=assistant]")).to_have_count(1)
-        expect(page.get_by_test_id("stop")).to_have_count(0)  # the stream has ended
+            send_message(page, STATEMENT)
+            expect(page.locator("[data-testid=message][data-role=assistant]")).to_have_count(1)
+            expect(page.get_by_test_id("stop")).to_have_count(0)  # the stream has ended
 
-        # One turn only: the panel picks up what the background extraction made, on its own.
-        memories = panel.get_by_test_id("panel-memory")
-        expect(memories.filter(has_text="杭州")).to_have_count(1, timeout=BACKGROUND_MS)
-        expect(memories.filter(has_text="小林")).to_have_count(1, timeout=BACKGROUND_MS)
-        with background_server.api(token) as api:
-            stored = api.get(f"/api/agents/{agent_id}/memories", params={"status": "active"}).json()["memories"]
-        expect(memories).to_have_count(len(stored))
-        assert len(upstream.requests()) == 1, "no other turn was sent"
+            # One turn only: the panel picks up what the background extraction made, on its own.
+            memories = panel.get_by_test_id("panel-memory")
+            expect(memories.filter(has_text="杭州")).to_have_count(1, timeout=BACKGROUND_MS)
+            expect(memories.filter(has_text="小林")).to_have_count(1, timeout=BACKGROUND_MS)
+            with background_server.api(token) as api:
+                stored = api.get(f"/api/agents/{agent_id}/memories", params={"status": "active"}).json()["memories"]
+            expect(memories).to_have_count(len(stored))
+            assert len(upstream.requests()) == 1, "no other turn was sent"
     finally:
-        context.close()
         slow_embedder(upstream, 0)

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from tests.e2e.conftest import Server, Upstream, serve_memchat, upstream_env
-from tests.e2e.support import chat_turn, create_agent, wait_for
+from tests.e2e.support import chat_turn, create_agent, signed_in_page, wait_for
 
 pytestmark = pytest.mark.e2e
 expect = pytest.importorskip("playwright.sync_api").expect
@@ -46,12 +46,7 @@ def test_a_change_of_mind_and_a_dated_event_in_the_memory_library(browser: Any, 
     assert event["type"] == "fact"
     assert event["eventDate"]
 
-    context = browser.new_context(base_url=v2_server.base_url, viewport={"width": 1280, "height": 800}, locale="zh-CN")
-    context.set_default_timeout(10_000)
-    try:
-        page = context.new_page()
-        page.goto("/login")
-        page.evaluate("token => localStorage.setItem('memchat.token', token)", token)
+    with signed_in_page(browser, v2_server, token) as page:
         page.goto(f"/agents/{agent_id}/memories")
         cards = page.get_by_test_id("memory-card")
         expect(cards).to_have_count(2)
@@ -65,5 +60,3 @@ def test_a_change_of_mind_and_a_dated_event_in_the_memory_library(browser: Any, 
         expect(old).to_have_count(1)
         expect(old).to_contain_text("北京")
         expect(old.get_by_test_id("memory-superseded")).to_have_text("已被新的记忆取代")
-    finally:
-        context.close()
