@@ -11,7 +11,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from sqlalchemy import select
+from sqlalchemy import select, text
 
 from memchat.clock import now_ms
 from memchat.db.engine import Database, create_database
@@ -137,3 +137,77 @@ async def test_a_stop_that_reaches_no_owner_takes_the_turn_and_the_owner_stores_
     async with db.read() as session:
         rows = (await session.execute(select(Message).order_by(Message.seq))).scalars().all()
     assert [(m.role, m.content) for m in rows] == [("user", "你好"), ("assistant", "重答")]
+
+
+async def _waiting_on_a_lock(db: Database, count: int) -> None:
+    """Wait (bounded) until `count` sessions of this database wait for a lock: the database's say."""
+    query = text(
+        "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'"
+    )
+    for _ in range(400):
+        async with db.read() as session:
+            if (await session.execute(query)).scalar_one() >= count:
+                return
+        await asyncio.sleep(0.05)  # polling pg_stat_activity, bounded; no event tells when a lock is awaited
+    raise AssertionError(f"{count} sessions never waited for a lock")
+
+
+async def _lease_of(db: Database, client_id: str) -> int:
+    async with db.read() as session:
+        lease = (
+            await session.execute(select(Message.turn_lease_until_ms).where(Message.client_message_id == client_id))
+        ).scalar_one()
+    assert lease is not None
+    return int(lease)
+
+
+async def test_a_regenerate_racing_a_save_held_open_past_the_lease_leaves_one_live_reply(
+    postgres_url: str, upstream: TestUpstream, tmp_path: Path, db: Database
+) -> None:
+    """The owner's commit point 2 is held open (another transaction holds the agent's row, as a
+    concurrent save of another conversation can) past the lease it had, and a regenerate of the same turn arrives
+    through another instance meanwhile: one of them wins, never both (two live replies)."""
+    async with started(postgres_url, upstream, tmp_path) as (a, b):
+        token, agent = await first_user(a)
+        upstream.script(Reply(deltas=["旧", "的回答"], hold_after=1), Reply(text="重新生成的回答"))
+        body = chat_body(str(agent["id"]), "你好", message_id="m-1")
+        async with httpx.AsyncClient(timeout=30) as client:
+            async with client.stream("POST", f"{a.url}/api/chat", json=body, headers=auth(token)) as first:
+                chunks = first.aiter_text()
+                assert "旧" in await anext(chunks)
+                async with db.read() as session:
+                    conversation_id = (
+                        await session.execute(select(Message.conversation_id).where(Message.client_message_id == "m-1"))
+                    ).scalar_one()
+                regenerate_body = chat_body(
+                    str(agent["id"]), "你好", trigger="regenerate-message", conversationId=conversation_id
+                )
+                async with db.engine.connect() as holder:
+                    locked = await holder.begin()
+                    # the agent's row, which commit point 2 updates last (the agent list's preview)
+                    await holder.execute(text("SELECT id FROM agents WHERE id = :id FOR UPDATE"), {"id": agent["id"]})
+                    upstream.release()  # the reply ends: its save waits for the agent's row
+                    await _waiting_on_a_lock(db, 1)
+                    held_past = await _lease_of(db, "m-1")
+                    while now_ms() <= held_past:  # the hold outlasts the lease the save started with
+                        await asyncio.sleep(0.05)
+                    regenerate = asyncio.ensure_future(
+                        client.post(f"{b.url}/api/chat", json=regenerate_body, headers=auth(token))
+                    )
+                    # the save, the owner's lease renewal (behind the save's hold on the user message's
+                    # row) and the regenerate all wait now
+                    await _waiting_on_a_lock(db, 3)
+                    await locked.rollback()
+                try:
+                    await _read_to_the_end(chunks)
+                except httpx.RemoteProtocolError:
+                    pass  # the owner lost the turn: its body breaks off (the other test checks how)
+                again = await regenerate
+        assert again.status_code in (200, 409), again.text
+
+    async with db.read() as session:
+        rows = (await session.execute(select(Message).order_by(Message.seq))).scalars().all()
+    live = [(m.role, m.content, m.reply_to_id) for m in rows if m.status != SUPERSEDED]
+    users = [m.id for m in rows if m.role == "user" and m.status != SUPERSEDED]
+    assert [role for role, _, _ in live] == ["user", "assistant"], live  # one live reply, never two
+    assert live[1][2] == users[0]
