@@ -37,7 +37,6 @@ from starlette.routing import Route
 
 import memchat.auth.dependencies as auth_deps_module
 import memchat.chat.after_turn as after_turn_module
-import memchat.chat.relay as relay_module
 import memchat.chat.router as chat_router_module
 import memchat.chat.turn as turn_module
 from bench import variants
@@ -96,7 +95,7 @@ def install_timers() -> None:
     turn_module.prepare_turn = _timed("2 prepare_turn (commit 1)", turn_module.prepare_turn)  # type: ignore[assignment]
     LLMClient.open_reply = _timed("3 upstream: open until first text", LLMClient.open_reply)  # type: ignore[method-assign,assignment]
     LLMClient.open_stream = _timed("3a upstream: SDK create() until headers", LLMClient.open_stream)  # type: ignore[method-assign,assignment]
-    relay_module.TurnRelay._finish = _timed("5 save the turn (commit 2)", relay_module.TurnRelay._finish)  # type: ignore[method-assign,assignment]
+    turn_module._store = _timed("5 save the turn (commit 2)", turn_module._store)  # type: ignore[assignment]
     after_turn_module.run_extraction = _own_task("extract-inline", after_turn_module.run_extraction)  # type: ignore[attr-defined,assignment]
     run_write = Database.run_write
 

@@ -20,12 +20,11 @@ from fastapi import FastAPI
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import create_async_engine
 
-from memchat.app import create_app
+from memchat.app import AppState, create_app
 from memchat.db.engine import Database, create_database
 from memchat.db.migrate import upgrade
 from memchat.models import Base
 from memchat.settings import Settings
-from memchat.state import AppState
 from tests.upstream import TestUpstream
 
 # The seed's behaviour is the contract most tests hold to (docs/behaviour.md): they run under the

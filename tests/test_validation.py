@@ -95,7 +95,7 @@ async def test_oversized_body_and_too_many_messages(running: Running, user_token
 
 
 async def test_chat_rate_limit(running: Running, user_token: str, agent: dict[str, Any]) -> None:
-    from memchat.throttle import RateLimiter
+    from memchat.limits.throttle import RateLimiter
 
     running.state.chat.limiter = RateLimiter(2)
     statuses = []

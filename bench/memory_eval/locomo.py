@@ -47,13 +47,12 @@ from bench.memory_eval.locomo_judge import (
 )
 from sqlalchemy import select
 
-from memchat.app import create_app
+from memchat.app import AppState, create_app
 from memchat.db.engine import create_database
 from memchat.db.migrate import upgrade
 from memchat.memories.types import StoredMemory
 from memchat.models import Memory, Message
 from memchat.settings import Settings
-from memchat.state import AppState
 
 
 @dataclass

@@ -6,6 +6,7 @@ import gc
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -23,9 +24,10 @@ from memchat.auth.keys_router import router as keys_router
 from memchat.auth.router import router as auth_router
 from memchat.background import BackgroundTasks
 from memchat.chat.admission import TurnAdmission
-from memchat.chat.after_turn import recover_unfinished_turns, watch_leases
+from memchat.chat.leases import recover_unfinished_turns, watch_leases
 from memchat.chat.router import router as chat_router
 from memchat.chat.services import ChatServices
+from memchat.chat.shared_streams import REDIS_UNAVAILABLE, RedisTurnStreams, connect_redis
 from memchat.chat.streams import LocalTurnStreams
 from memchat.clock import now_ms
 from memchat.conversations.router import router as conversations_router
@@ -35,8 +37,11 @@ from memchat.db.migrate import is_up_to_date, upgrade
 from memchat.errors import MemchatError
 from memchat.imports.router import router as imports_router
 from memchat.instances import SharedStateRequired, register_instance, unregister_instance
-from memchat.limits import BodySizeLimit
+from memchat.limits.guards import BodySizeLimit
+from memchat.limits.shared import FallbackLoginThrottle, FallbackRateLimiter
+from memchat.limits.throttle import LoginGuard, LoginThrottle, RateLimiter
 from memchat.llm.client import LLMClient
+from memchat.llm.local import LocalModelServer
 from memchat.llm.setup import build_llm
 from memchat.mcp_tools.endpoint import MCP_REQUEST_HEADERS, McpEndpoint
 from memchat.mcp_tools.tools import McpParts
@@ -48,13 +53,28 @@ from memchat.openai_compat.router import router as openai_router
 from memchat.schemas import CamelModel
 from memchat.security import TokenCodec, resolve_jwt_secret
 from memchat.settings import Settings
-from memchat.shared_limits import FallbackLoginThrottle, FallbackRateLimiter
-from memchat.shared_streams import REDIS_UNAVAILABLE, RedisTurnStreams, connect_redis
-from memchat.state import AppState
-from memchat.throttle import LoginThrottle, RateLimiter
 from memchat.web import default_dist_dir, mount_console
 
 log = logging.getLogger("memchat")
+
+
+@dataclass
+class AppState:
+    """What the running app holds, built once in the lifespan: the one holder of its parts. Routes
+    reach a part through memchat.deps (by name, typed by the part) and the chat turn through its own
+    part, ChatServices, so that no domain package imports the whole."""
+
+    settings: Settings
+    db: Database
+    tokens: TokenCodec
+    login_throttle: LoginGuard
+    background: BackgroundTasks
+    chat: ChatServices
+    # The embedded model server when no upstream URL is configured.
+    local_model: LocalModelServer | None = None
+    # Redis (MEMCHAT_REDIS_URL) for /healthz; its users hold their own reference.
+    redis: Redis | None = None
+
 
 # a stop waits for the reply to be stored: the save deadline and this much more
 STOP_WAIT_MARGIN_S = 5.0
@@ -114,7 +134,7 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(RedisError)
     async def _redis_error(_request: Request, exc: RedisError) -> JSONResponse:
-        # what has no degraded mode of its own (memchat.shared_streams answers resume and stop)
+        # what has no degraded mode of its own (memchat.chat.shared_streams answers resume and stop)
         log.warning("Redis unavailable: %s", exc)
         return _error(503, REDIS_UNAVAILABLE, "Redis cannot be reached; try again", {"Retry-After": "1"})
 

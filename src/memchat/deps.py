@@ -1,6 +1,6 @@
 """FastAPI dependencies every domain shares: settings, the database and the request's session (it owns the commit).
 
-They read the parts of memchat.state.AppState from `app.state.memchat` by name, typed by the part,
+They read the parts of memchat.app.AppState from `app.state.memchat` by name, typed by the part,
 so that no domain package imports the whole app state.
 """
 
@@ -12,9 +12,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from memchat.background import BackgroundTasks
 from memchat.db.engine import Database
+from memchat.limits.throttle import LoginGuard
 from memchat.security import TokenCodec
 from memchat.settings import Settings
-from memchat.throttle import LoginGuard
 
 T = TypeVar("T")
 

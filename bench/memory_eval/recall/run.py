@@ -31,8 +31,8 @@ import httpx
 from bench.memory_eval.locomo import serve_memchat
 from bench.memory_eval.recall.upstream import ScriptedUpstream, handle_of
 
+from memchat.app import AppState
 from memchat.settings import Settings
-from memchat.state import AppState
 
 HERE = Path(__file__).parent
 DIALOGS = HERE / "dialogs.jsonl"

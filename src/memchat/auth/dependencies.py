@@ -5,7 +5,7 @@ from typing import Annotated
 from fastapi import Depends
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
-from memchat.auth.keys import is_api_key, user_for_key, user_id_for_key
+from memchat.api_keys.service import is_api_key, user_for_key, user_id_for_key
 from memchat.auth.service import user_for_token
 from memchat.background import BackgroundTasks
 from memchat.db.engine import Database

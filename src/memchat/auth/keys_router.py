@@ -1,9 +1,9 @@
 from fastapi import APIRouter, status
 from starlette.responses import Response
 
-from memchat.auth import keys
+from memchat.api_keys import service as keys
+from memchat.api_keys.schemas import ApiKeyCreate, ApiKeyCreated, ApiKeyList
 from memchat.auth.dependencies import CurrentUser, LoginUser
-from memchat.auth.keys_schemas import ApiKeyCreate, ApiKeyCreated, ApiKeyList
 from memchat.deps import ReadSession, WriteSession
 from memchat.schemas import ErrorBody
 

@@ -2,7 +2,7 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from memchat.auth.keys_schemas import ApiKeyOut
+from memchat.api_keys.schemas import ApiKeyOut
 from memchat.schemas import AgentProfile, CamelModel, ConversationOut
 
 # What sign-up takes, and so what every other way to set an email or a password takes (the

@@ -3,8 +3,8 @@ from typing import TypeVar
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from memchat.api_keys.schemas import ApiKeyOut
 from memchat.auth import repository
-from memchat.auth.keys_schemas import ApiKeyOut
 from memchat.auth.schemas import (
     AccountExport,
     ExportedAgent,
@@ -16,10 +16,10 @@ from memchat.auth.schemas import (
 )
 from memchat.clock import now_ms
 from memchat.errors import Conflict, Forbidden, NotFound, TooManyRequests, Unauthorized
+from memchat.limits.throttle import LoginGuard
 from memchat.models import User
 from memchat.schemas import AgentProfile, CamelModel
 from memchat.security import TokenCodec, check_token_current, hash_password, verify_password
-from memchat.throttle import LoginGuard
 
 E = TypeVar("E", bound=CamelModel)
 

@@ -1,4 +1,4 @@
-"""What runs after a turn is stored, and what a restart finds half-done: the one place that decides.
+"""What runs after a turn is stored: the one place that decides.
 
 Inline, before the body ends: the v1 rules, when the user's text makes a candidate (a client that
 reloads right after the stream sees the memory). In the background, after the commit, by id and
@@ -9,18 +9,16 @@ the LLM summary when it is due. Each step logs its own failure and never stops t
 import asyncio
 import logging
 
-from sqlalchemy.exc import DBAPIError
-
+from memchat.chat.events import MemoryNote
 from memchat.chat.llm_summary import summarize_safely
 from memchat.chat.save import SavedReply
 from memchat.chat.services import ChatServices
-from memchat.clock import now_ms
-from memchat.conversations import messages
 from memchat.db.engine import Database
-from memchat.instances import seen
-from memchat.memories.extraction.pipeline import AfterTurn, MemoryPipeline
+from memchat.memories.extraction.pipeline import AfterTurn
 from memchat.memories.extraction.run import backfill_vectors, extract_safely, run_extraction
-from memchat.models.message import EXTRACTION_DONE, EXTRACTION_PENDING
+from memchat.memories.repository import get_memory
+from memchat.models.memory import ACTIVE
+from memchat.models.message import EXTRACTION_DONE
 
 log = logging.getLogger("memchat.after_turn")
 
@@ -80,48 +78,12 @@ async def run_after_turn(
         )
 
 
-async def interrupt_expired_turns(db: Database) -> int:
-    """Turns whose lease ran out become interrupted: their instance died (or lost the database).
-    Any instance may do this, at any time: a live lease is never touched."""
-    async with db.write() as session:
-        return await messages.interrupt_expired_turns(session, now_ms())
-
-
-async def watch_leases(services: ChatServices) -> None:
-    """Runs for the life of the process. Three times a lease: renew the leases of the turns this
-    instance is answering (one statement for all of them); once a lease: mark interrupted the
-    turns whose lease ran out (their instance died), whoever owned them."""
-    lease_s = services.limits.turn_lease_s
-    rounds = 0
-    while True:
-        await asyncio.sleep(lease_s / 3)
-        rounds += 1
-        try:
-            if services.registered:
-                await services.db.run_write(seen, services.instance_id, now_ms=now_ms())
-            if services.active_turns:
-                until = now_ms() + int(lease_s * 1000)
-                ids = sorted(services.active_turns)
-                await services.db.run_write(messages.renew_leases, ids, owner=services.instance_id, until_ms=until)
-            if rounds % 3 == 0 and (count := await interrupt_expired_turns(services.db)):
-                log.info("%d turns whose lease ran out marked interrupted", count)
-        except DBAPIError as exc:
-            log.warning("keeping turn leases failed: %s", exc.orig)
-        except Exception:
-            log.exception("keeping turn leases failed")
-
-
-async def recover_unfinished_turns(db: Database, memory: MemoryPipeline) -> tuple[int, int]:
-    """At start-up: mark turns whose lease ran out, run extraction a dead process never ran.
-    Other instances' live turns are left alone.
-
-    Returns (interrupted turns marked, extractions run).
-    """
-    interrupted = await interrupt_expired_turns(db)
+async def memory_notes(db: Database, user_id: str, memory_ids: list[str]) -> tuple[MemoryNote, ...]:
+    """The memories a turn added, for its stream's event; one a change of mind archived is no news."""
     async with db.read() as session:
-        pending = await messages.message_ids_in_state(session, extraction_state=EXTRACTION_PENDING)
-    for message_id in pending:
-        await extract_safely(db, memory, message_id)
-    if interrupted or pending:
-        log.info("recovered %d interrupted turns, ran %d pending extractions", interrupted, len(pending))
-    return interrupted, len(pending)
+        rows = [await get_memory(session, user_id, memory_id) for memory_id in memory_ids]
+    return tuple(
+        MemoryNote(row.id, row.type, row.content, row.importance, "added")
+        for row in rows
+        if row is not None and row.status == ACTIVE
+    )

@@ -1,8 +1,12 @@
-"""save_assistant_turn: everything a finished reply changes, in one transaction (commit point 2)."""
+"""Commit point 2: everything a finished reply changes, in one transaction (save_assistant_turn),
+retried while the database is busy or unreachable (store_reply)."""
 
+import asyncio
+import logging
 from dataclasses import dataclass
 
 from sqlalchemy.engine import Connection
+from sqlalchemy.exc import DBAPIError
 
 from memchat.agents.repository import set_latest_message
 from memchat.chat.context import TurnContext
@@ -10,8 +14,13 @@ from memchat.chat.digest_summary import roll_summary
 from memchat.clock import now_ms
 from memchat.conversations import messages
 from memchat.conversations import repository as conversations
+from memchat.db.engine import Database
 from memchat.models.message import EXTRACTION_PENDING, REPLY_DONE, REPLY_FAILED
 from memchat.text import normalize
+
+log = logging.getLogger("memchat.turn")
+
+_MAX_SAVE_BACKOFF_S = 2.0
 
 
 class TurnLost:
@@ -83,3 +92,45 @@ def save_assistant_turn(
     count = conversations.bump_with_summary(conn, turn.conversation_id, summary=summary, now_ms=now)
     set_latest_message(conn, agent_id=turn.agent_id, text=message, now_ms=now)
     return SavedReply(values["id"], turn.agent_id, turn.conversation_id, summary, count)
+
+
+class NotStored:
+    """The save did not succeed before its deadline (the reply exists only in memory)."""
+
+
+NOT_STORED = NotStored()
+
+
+async def store_reply(
+    db: Database,
+    turn: TurnContext,
+    text: str,
+    *,
+    status: str,
+    extraction_state: str,
+    summary_strategy: str,
+    within_s: float,
+) -> SavedReply | TurnLost | None | NotStored:
+    """save_assistant_turn, retried while the database is busy or unreachable, for at most `within_s`."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + within_s
+    attempt = 0
+    while True:
+        attempt += 1
+        try:
+            return await db.run_write(
+                save_assistant_turn,
+                turn,
+                text,
+                status=status,
+                extraction_state=extraction_state,
+                summary_strategy=summary_strategy,
+            )
+        except DBAPIError:
+            # The reply exists only in memory now: a busy database must not lose it.
+            delay = min(0.2 * attempt, _MAX_SAVE_BACKOFF_S)
+            if loop.time() + delay > deadline:
+                log.warning("saving the turn failed %d times", attempt, exc_info=True)
+                return NOT_STORED
+            log.warning("saving the turn failed (attempt %d), retrying", attempt)
+            await asyncio.sleep(delay)

@@ -8,10 +8,10 @@ from dataclasses import dataclass, field
 from memchat.background import BackgroundTasks
 from memchat.chat.streams import LocalTurnStreams, TurnStreams
 from memchat.db.engine import Database
+from memchat.limits.throttle import ChatLimiter
 from memchat.llm.client import LLMClient
 from memchat.memories.extraction.pipeline import MemoryPipeline
 from memchat.settings import LimitSettings, SummarySettings
-from memchat.throttle import ChatLimiter
 
 
 @dataclass

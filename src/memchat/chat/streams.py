@@ -4,7 +4,7 @@ While a reply streams, its turn events are also written to a log that any reques
 its first event: `GET /api/{ui/,}chat/{chatId}/stream` answers the same stream, live to its end,
 and `POST /api/chat/{chatId}/stop` asks the instance that owns the turn to stop it. Without Redis
 the log lives in this process (`LocalTurnStreams`); with `MEMCHAT_REDIS_URL` it is a Redis stream
-per turn and the stop is a Redis message (`memchat.shared_streams`), so the follower and the
+per turn and the stop is a Redis message (`memchat.chat.shared_streams`), so the follower and the
 stopper may be other instances than the owner.
 
 A conversation can have more than one live turn (two tabs sending at once): a follower gets the

@@ -177,7 +177,7 @@ async def import_progress(session: AsyncSession, user_id: str, agent_id: str, im
 async def run_import(services: ChatServices, agent_id: str, conversation_id: str, import_id: str) -> None:
     """After the commit, by id, safe to run twice (each turn's extraction is claimed once): extraction
     turn by turn in order, then vectors for what lacks one, then the LLM summary when that is the mode.
-    A restart finds the turns still pending (chat.after_turn.recover_unfinished_turns)."""
+    A restart finds the turns still pending (chat.leases.recover_unfinished_turns)."""
     db, memory = services.db, services.memory
     async with db.read() as session:
         pending = await repository.pending_turns(session, conversation_id, import_id)

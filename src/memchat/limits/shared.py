@@ -3,7 +3,7 @@
 Each check is one Lua script, atomic on the Redis server and timed by its clock, so instances with
 skewed clocks or requests that arrive together count as one sliding window.
 
-While Redis cannot be reached both fall back to this process's own counters (memchat.throttle):
+While Redis cannot be reached both fall back to this process's own counters (memchat.limits.throttle):
 every instance then limits on its own, so a user may get up to one limit per instance, and nobody
 gets a 500. The next check that reaches Redis counts there again.
 """
@@ -15,7 +15,7 @@ from typing import TypeVar
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
-from memchat.throttle import (
+from memchat.limits.throttle import (
     LOGIN_BASE_LOCK_S,
     LOGIN_FREE_ATTEMPTS,
     LOGIN_MAX_LOCK_S,

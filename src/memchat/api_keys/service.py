@@ -11,8 +11,8 @@ import secrets
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from memchat.auth import keys_repository as repository
-from memchat.auth.keys_schemas import ApiKeyCreated, ApiKeyList, ApiKeyOut
+from memchat.api_keys import repository
+from memchat.api_keys.schemas import ApiKeyCreated, ApiKeyList, ApiKeyOut
 from memchat.background import BackgroundTasks
 from memchat.clock import now_ms
 from memchat.db.engine import Database

@@ -2,7 +2,7 @@
 
 The login throttle slows down password guessing: after a few failures for one email, logins wait
 it out with a 429. With one process both live in its memory; with several instances (or
-workers) they must be shared, in Redis (MEMCHAT_REDIS_URL, memchat.shared_limits), or each
+workers) they must be shared, in Redis (MEMCHAT_REDIS_URL, memchat.limits.shared), or each
 instance would let its own share through.
 """
 
