@@ -140,3 +140,28 @@ async def test_resume_reaches_a_reply_that_streams_now(running: Running, upstrea
     if kind == "ui":
         assert result["messages"][0]["id"] == history[-1]["id"]
     assert texts(history)[-1] == ("assistant", "接着说完")
+
+
+async def test_a_reasoning_models_thinking_reaches_the_client_as_a_reasoning_part(
+    running: Running, upstream: TestUpstream
+) -> None:
+    token = await signup(running.client)
+    agent = await create_agent(running.client, token)
+    client = Client(running, token, agent["id"])
+    upstream.script(Reply(text="你好小明！", reasoning=["先想一想，", "再打招呼。"]))
+    first = await client.run("send", "ui", "我叫小明")
+    assert first["errors"] == []
+    reply = first["messages"][-1]
+    assert reply["text"] == "你好小明！"
+    assert reply["reasoning"] == ["done:先想一想，再打招呼。"]  # one reasoning part, ended
+    assert reply["partTypes"].index("reasoning") < reply["partTypes"].index("text")
+    await running.settle()
+
+    # the text transport is the seed's wire format: the reply's text, no thinking
+    upstream.script(Reply(text="还记得。", reasoning=["回忆一下。"]))
+    second = await client.run("send", "text", "还记得我吗")
+    assert second["errors"] == []
+    assert second["messages"][-1]["text"] == "还记得。"
+    assert second["messages"][-1]["reasoning"] == []
+    history = await stored(running, token, agent["id"])
+    assert history[-1]["parts"][0] == {"type": "reasoning", "text": "回忆一下。"}

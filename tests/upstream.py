@@ -43,6 +43,8 @@ class Reply:
     hold_after: int | None = None  # after this many deltas wait for release() (or 30 s)
     headers: dict[str, str] = field(default_factory=dict)
     raw: bytes | None = None  # send exactly these bytes as the stream's body (malformed or oversized streams)
+    reasoning: list[str] | None = None  # a reasoning model's thinking, streamed before the text
+    reasoning_field: str = "reasoning_content"  # DeepSeek's name; vLLM and others also send `reasoning`
 
     def pieces(self) -> list[str]:
         if self.no_content:
@@ -50,6 +52,12 @@ class Reply:
         if self.deltas is not None:
             return list(self.deltas)
         return [self.text[i : i + 4] for i in range(0, len(self.text), 4)]
+
+    def frames(self) -> list[tuple[str, str]]:
+        """(delta field, piece) in order: the reasoning, then the text."""
+        return [(self.reasoning_field, piece) for piece in self.reasoning or ()] + [
+            ("content", piece) for piece in self.pieces()
+        ]
 
 
 def _chunk(completion_id: str, model: str, delta: dict[str, Any], finish_reason: str | None) -> bytes:
@@ -145,7 +153,11 @@ class TestUpstream:
                     "choices": [
                         {
                             "index": 0,
-                            "message": {"role": "assistant", "content": "".join(reply.pieces())},
+                            "message": {
+                                "role": "assistant",
+                                "content": "".join(reply.pieces()),
+                                **({reply.reasoning_field: "".join(reply.reasoning)} if reply.reasoning else {}),
+                            },
                             "finish_reason": reply.finish_reason or "stop",
                         }
                     ],
@@ -162,7 +174,7 @@ class TestUpstream:
         ended = False
         try:
             yield _chunk(completion_id, model, {"role": "assistant", "content": ""}, None)
-            for index, piece in enumerate(reply.pieces()):
+            for index, (name, piece) in enumerate(reply.frames()):
                 if reply.cut_after is not None and index >= reply.cut_after:
                     ended = True
                     raise _CutStream  # uvicorn drops the connection mid-body
@@ -170,7 +182,7 @@ class TestUpstream:
                     await asyncio.get_running_loop().run_in_executor(None, self._release.wait, 30.0)
                 if reply.delay_ms:
                     await asyncio.sleep(reply.delay_ms / 1000)
-                yield _chunk(completion_id, model, {"content": piece}, None)
+                yield _chunk(completion_id, model, {name: piece}, None)
                 self.deltas_sent += 1
             ended = True
             if reply.cut_after is not None:
@@ -191,6 +203,7 @@ class TestUpstream:
             "noContent": "no_content",
             "finishReason": "finish_reason",
             "holdAfter": "hold_after",
+            "reasoningField": "reasoning_field",
         }
         self.script(*(Reply(**{names.get(k, k): v for k, v in item.items()}) for item in items))
         return JSONResponse({"queued": len(items)})

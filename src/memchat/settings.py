@@ -210,6 +210,9 @@ class LimitSettings(_Group):
     max_profile_field_chars: int = Field(default=2_000, ge=1)
     max_memories_per_agent: int = Field(default=1_000, ge=1)
     max_reply_chars: int = Field(default=32_000, ge=1, description="longer replies are cut here, stored incomplete")
+    max_reasoning_chars: int = Field(
+        default=64_000, ge=0, description="a reasoning model's thinking past this is not streamed or stored"
+    )
     empty_profile_fields: Literal["kept", "omitted"] = Field(
         default="kept",
         description="the prompt's profile message: kept writes every line as the seed does (v1); omitted "

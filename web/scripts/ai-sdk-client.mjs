@@ -88,6 +88,10 @@ console.log(
         .filter((p) => p.type === "text")
         .map((p) => p.text)
         .join(""),
+      reasoning: m.parts
+        .filter((p) => p.type === "reasoning")
+        .map((p) => `${p.state}:${p.text}`),
+      partTypes: m.parts.map((p) => p.type),
     })),
   }),
 );

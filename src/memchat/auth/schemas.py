@@ -71,6 +71,7 @@ class ExportedMessage(CamelModel):
     agent_id: str
     role: str
     content: str
+    reasoning: str | None = Field(default=None, description="a reasoning model's thinking before the reply")
     status: str
     client_message_id: str | None
     reply_to_id: str | None

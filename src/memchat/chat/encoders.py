@@ -14,7 +14,15 @@ from typing import Protocol
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
-from memchat.chat.events import EventBatches, TextDelta, TurnFailed, TurnFinished, TurnStarted
+from memchat.chat.events import (
+    EventBatches,
+    ReasoningDelta,
+    TextDelta,
+    TurnEvent,
+    TurnFailed,
+    TurnFinished,
+    TurnStarted,
+)
 from memchat.chat.user_message import StoredReply
 
 
@@ -25,10 +33,13 @@ class TurnEncoder(Protocol):
 
 
 def replayed(reply: StoredReply) -> tuple[TurnStarted, EventBatches]:
-    """A retried turn whose reply is stored, as the events of a turn: its text, then its end."""
+    """A retried turn whose reply is stored, as the events of a turn: its reasoning, its text, then its end."""
+    events: list[TurnEvent] = [TextDelta(reply.text), TurnFinished(reply.status, None)]
+    if reply.reasoning:
+        events.insert(0, ReasoningDelta(reply.reasoning))
 
     async def batches() -> EventBatches:
-        yield [TextDelta(reply.text), TurnFinished(reply.status, None)]
+        yield events
 
     return TurnStarted(reply.reply_id, reply.user_message_id, reply.conversation_id), batches()
 

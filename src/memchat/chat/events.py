@@ -23,6 +23,14 @@ class TextDelta:
 
 
 @dataclass(frozen=True, slots=True)
+class ReasoningDelta:
+    """A piece of the model's reasoning, streamed before (or beside) the reply's text. It is
+    stored with the reply and shown folded; it never enters a prompt, a summary or memory."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
 class MemoryNote:
     """A memory the turn changed, as a client shows it."""
 
@@ -67,6 +75,6 @@ class TurnFailed:
     http_status: int = 500  # where the wire format can still say it (a non-streamed /v1 answer)
 
 
-TurnEvent = TextDelta | MemorySaved | TurnFinished | TurnFailed
+TurnEvent = TextDelta | ReasoningDelta | MemorySaved | TurnFinished | TurnFailed
 # what an encoder reads: the events that arrived together, batch by batch, to the turn's end
 EventBatches = AsyncIterator[list[TurnEvent]]

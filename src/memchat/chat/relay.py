@@ -8,10 +8,10 @@ work after the turn, the end of the events) is the second half of the turn, in c
 import asyncio
 import logging
 
-from memchat.chat.events import EventBatches, TextDelta, TurnEvent, TurnFailed
+from memchat.chat.events import EventBatches, ReasoningDelta, TextDelta, TurnEvent, TurnFailed
 from memchat.chat.streams import LiveTurn
 from memchat.llm.errors import STREAM_ERRORS
-from memchat.llm.stream import OpenedReply
+from memchat.llm.stream import OpenedReply, Thinking
 from memchat.models.message import COMPLETED, INCOMPLETE, STOPPED
 
 log = logging.getLogger("memchat.turn")
@@ -20,15 +20,26 @@ _YIELD_EVERY = 16  # deltas read from a burst before the response task gets to w
 
 
 class TurnRelay:
-    def __init__(self, reply: OpenedReply, max_reply_chars: int):
+    def __init__(self, reply: OpenedReply, max_reply_chars: int, max_reasoning_chars: int = 0):
         self._reply = reply
         self._budget = max_reply_chars
-        first = reply.first[: self._budget]
-        self._cut = len(reply.first) > len(first)
-        self._parts = [first]
-        self._chars = len(first)
+        self._thinking: list[str] = []
+        self._thinking_room = max_reasoning_chars
         self._queue: asyncio.Queue[TurnEvent | None] = asyncio.Queue()
-        self._queue.put_nowait(TextDelta(first))
+        self._cut = False
+        self._first: TurnEvent | None
+        if isinstance(reply.first, Thinking):
+            self._parts: list[str] = []
+            self._chars = 0
+            self._first = self._kept_thinking(reply.first)
+        else:
+            first = reply.first[: self._budget]
+            self._cut = len(reply.first) > len(first)
+            self._parts = [first]
+            self._chars = len(first)
+            self._first = TextDelta(first)
+        if self._first is not None:
+            self._queue.put_nowait(self._first)
         self._live: LiveTurn | None = None
         self._stopped = False
         self._timeout: asyncio.Timeout | None = None
@@ -37,8 +48,8 @@ class TurnRelay:
     def attach(self, live: LiveTurn) -> None:
         """Followers of the turn (resume) get every event from the first text on."""
         self._live = live
-        if self._parts[0]:
-            live.publish(TextDelta(self._parts[0]))
+        if self._first is not None:
+            live.publish(self._first)
 
     def stop(self) -> None:
         """Stop reading the upstream now; what was streamed is stored as `stopped`."""
@@ -50,6 +61,11 @@ class TurnRelay:
     def text(self) -> str:
         """The reply as read so far."""
         return "".join(self._parts)
+
+    @property
+    def reasoning(self) -> str | None:
+        """The model's thinking as read so far (up to its cap), when it sent any."""
+        return "".join(self._thinking) or None
 
     @property
     def upstream_error(self) -> TurnFailed | None:
@@ -85,6 +101,11 @@ class TurnRelay:
                 async for delta in self._reply.deltas:
                     if not delta:
                         continue
+                    if type(delta) is Thinking:
+                        self._think(delta)
+                        if len(self._thinking) % _YIELD_EVERY == 0:
+                            await asyncio.sleep(0)
+                        continue
                     room = self._budget - self._chars
                     if len(delta) > room:
                         if room > 0:
@@ -116,6 +137,21 @@ class TurnRelay:
         self._parts.append(delta)
         self._chars += len(delta)
         self.emit(TextDelta(delta))
+
+    def _think(self, delta: str) -> None:
+        if (event := self._kept_thinking(delta)) is not None:
+            self.emit(event)
+
+    def _kept_thinking(self, delta: str) -> ReasoningDelta | None:
+        """Reasoning has its own cap; past it, thinking is dropped and the reply goes on."""
+        if self._thinking_room <= 0:
+            return None
+        piece = str(delta[: self._thinking_room])
+        self._thinking_room -= len(piece)
+        if self._thinking_room <= 0:
+            log.warning("reasoning cut at its cap; the rest of it is dropped")
+        self._thinking.append(piece)
+        return ReasoningDelta(piece)
 
     async def events(self) -> EventBatches:
         """The turn's events as they come; events that arrived together in one batch."""

@@ -48,6 +48,7 @@ def save_assistant_turn(
     status: str,
     extraction_state: str = EXTRACTION_PENDING,
     summary_strategy: str = "rules",
+    reasoning: str | None = None,
 ) -> SavedReply | TurnLost | None:
     """Insert the reply, roll the summary, count it, update the agent list's preview.
 
@@ -86,6 +87,7 @@ def save_assistant_turn(
         reply_to_id=turn.user_message_id,
         extraction_state=extraction_state,
         summary_before=previous or "",
+        reasoning=reasoning,
     )
     messages.insert_message(conn, values)
     summary = roll_summary(summary_strategy, previous, turn.recent, turn.user_text, message)
@@ -110,6 +112,7 @@ async def store_reply(
     extraction_state: str,
     summary_strategy: str,
     within_s: float,
+    reasoning: str | None = None,
 ) -> SavedReply | TurnLost | None | NotStored:
     """save_assistant_turn, retried while the database is busy or unreachable, for at most `within_s`."""
     loop = asyncio.get_running_loop()
@@ -125,6 +128,7 @@ async def store_reply(
                 status=status,
                 extraction_state=extraction_state,
                 summary_strategy=summary_strategy,
+                reasoning=reasoning,
             )
         except DBAPIError:
             # The reply exists only in memory now: a busy database must not lose it.

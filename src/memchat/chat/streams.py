@@ -21,6 +21,7 @@ from memchat.chat.events import (
     EventBatches,
     MemoryNote,
     MemorySaved,
+    ReasoningDelta,
     TextDelta,
     TurnEvent,
     TurnFailed,
@@ -64,7 +65,7 @@ class TurnStreams(Protocol):
 # --- events as JSON (the Redis log) ---
 
 _KINDS: dict[str, type[Any]] = {
-    cls.__name__: cls for cls in (TurnStarted, TextDelta, MemorySaved, TurnFinished, TurnFailed)
+    cls.__name__: cls for cls in (TurnStarted, TextDelta, ReasoningDelta, MemorySaved, TurnFinished, TurnFailed)
 }
 
 

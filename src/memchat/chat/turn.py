@@ -76,7 +76,7 @@ async def run_chat_turn(
         if turn.user_message_id is not None:
             await end_turn(services, turn.user_message_id, REPLY_FAILED)
         raise
-    relay = TurnRelay(reply, services.limits.max_reply_chars)
+    relay = TurnRelay(reply, services.limits.max_reply_chars, services.limits.max_reasoning_chars)
     started = TurnStarted(turn.reply_id, turn.user_message_id, turn.conversation_id)
     if turn.conversation_id is not None:
         relay.attach(await services.streams.start(started, relay.stop))
@@ -125,6 +125,7 @@ async def _store(
             extraction_state=after.state,
             summary_strategy=services.summary.strategy,
             within_s=within_s,
+            reasoning=relay.reasoning,
         )
 
     try:

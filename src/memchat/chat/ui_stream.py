@@ -3,6 +3,8 @@
 A turn's parts, in order:
 - `start`: messageId = the id the reply is stored under (the history endpoint shows the same),
   messageMetadata = {userMessageId, conversationId};
+- with a reasoning model: `reasoning-start`, `reasoning-delta`..., `reasoning-end` (its thinking,
+  before the text; useChat shows it as a reasoning part);
 - `text-start`, `text-delta`..., `text-end`;
 - `data-memory` (transient): each memory the turn's inline extraction added,
   data = {action, memory: {id, type, content, importance}};
@@ -23,7 +25,15 @@ import orjson
 from starlette.responses import Response
 
 from memchat.chat.encoders import STREAM_HEADERS, StreamBody
-from memchat.chat.events import EventBatches, MemorySaved, TextDelta, TurnFailed, TurnFinished, TurnStarted
+from memchat.chat.events import (
+    EventBatches,
+    MemorySaved,
+    ReasoningDelta,
+    TextDelta,
+    TurnFailed,
+    TurnFinished,
+    TurnStarted,
+)
 
 UI_STREAM_HEADERS = {**STREAM_HEADERS, "x-vercel-ai-ui-message-stream": "v1"}
 MEDIA_TYPE = "text/event-stream"
@@ -64,9 +74,24 @@ def finish_part(status: str) -> bytes:
 async def ui_chunks(started: TurnStarted, batches: EventBatches) -> AsyncIterator[bytes]:
     yield start_part(started.reply_id, started.user_message_id, started.conversation_id)
     text_open = False
+    reasoning: str | None = None  # the id of the reasoning part open now
+    reasoning_parts = 0
     async for batch in batches:
         out: list[bytes] = []
         for event in batch:
+            if isinstance(event, ReasoningDelta):
+                if text_open:  # thinking again after some text: a new reasoning part after it
+                    out.append(sse({"type": "text-end", "id": _TEXT_PART}))
+                    text_open = False
+                if reasoning is None:
+                    reasoning = f"reasoning-{reasoning_parts}"
+                    reasoning_parts += 1
+                    out.append(sse({"type": "reasoning-start", "id": reasoning}))
+                out.append(sse({"type": "reasoning-delta", "id": reasoning, "delta": event.text}))
+                continue
+            if reasoning is not None:
+                out.append(sse({"type": "reasoning-end", "id": reasoning}))
+                reasoning = None
             if isinstance(event, TextDelta):
                 if not event.text:
                     continue

@@ -41,6 +41,7 @@ class StoredReply:
     user_message_id: str
     conversation_id: str
     status: str
+    reasoning: str | None = None
 
 
 @dataclass(frozen=True)
@@ -158,7 +159,7 @@ def _answer_again(conn: Connection, claim: TurnClaim, message: AnyRow) -> TurnMe
         raise Conflict("this message is still being answered", code="turn_in_progress")
     reply = messages.current_reply(conn, message.id)
     if reply is not None:
-        return StoredReply(reply.content, reply.id, message.id, reply.conversation_id, reply.status)
+        return StoredReply(reply.content, reply.id, message.id, reply.conversation_id, reply.status, reply.reasoning)
     _claim(conn, claim, message.id, "this message is still being answered")
     return TurnMessage(message.id, message.seq, message.content)
 

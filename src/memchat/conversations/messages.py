@@ -43,6 +43,7 @@ def message_values(
     turn_owner: str | None = None,
     turn_lease_until_ms: int | None = None,
     summary_before: str | None = None,
+    reasoning: str | None = None,
 ) -> dict[str, Any]:
     """A message row: every column but seq (the database numbers messages)."""
     return {
@@ -60,6 +61,7 @@ def message_values(
         "turn_owner": turn_owner,
         "turn_lease_until_ms": turn_lease_until_ms,
         "summary_before": summary_before,
+        "reasoning": reasoning,
         "created_at_ms": now_ms,
         "updated_at_ms": now_ms,
     }
@@ -171,7 +173,7 @@ def last_live_message(conn: Connection, conversation_id: str, role: str) -> AnyR
 
 
 _REPLY_TO = (
-    select(messages.c.id, messages.c.content, messages.c.conversation_id, messages.c.status)
+    select(messages.c.id, messages.c.content, messages.c.conversation_id, messages.c.status, messages.c.reasoning)
     .where(messages.c.reply_to_id == bindparam("user_message_id"), messages.c.status != SUPERSEDED)
     .order_by(messages.c.seq.desc())
     .limit(1)
@@ -179,7 +181,8 @@ _REPLY_TO = (
 
 
 def current_reply(conn: Connection, user_message_id: str) -> AnyRow | None:
-    """The current (not superseded) assistant reply to a user message: id, content, conversation_id, status."""
+    """The current (not superseded) assistant reply to a user message: id, content, conversation_id,
+    status, reasoning."""
     return conn.execute(_REPLY_TO, {"user_message_id": user_message_id}).one_or_none()
 
 

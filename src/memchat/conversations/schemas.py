@@ -45,12 +45,22 @@ class TextPart(CamelModel):
     text: str
 
 
+class ReasoningPart(CamelModel):
+    """A reasoning model's thinking before its reply (useChat's reasoning part); never in a prompt."""
+
+    type: Literal["reasoning"] = "reasoning"
+    text: str
+
+
+MessagePart = Annotated[ReasoningPart | TextPart, Field(discriminator="type")]
+
+
 class MessageOut(CamelModel):
     """A stored message in the UIMessage shape that useChat({messages}) takes."""
 
     id: str
     role: Literal["user", "assistant"]
-    parts: list[TextPart]
+    parts: list[MessagePart]
     status: str
     created_at_ms: int
     extraction_state: Literal["pending", "done"] | None = Field(

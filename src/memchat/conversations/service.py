@@ -10,6 +10,8 @@ from memchat.conversations.schemas import (
     ConversationPatch,
     MessageOut,
     MessagePage,
+    MessagePart,
+    ReasoningPart,
     TextPart,
 )
 from memchat.errors import Conflict, NotFound
@@ -17,10 +19,13 @@ from memchat.models import Conversation, Message
 
 
 def message_out(message: Message) -> MessageOut:
+    parts: list[MessagePart] = [TextPart(text=message.content)]
+    if message.reasoning:
+        parts.insert(0, ReasoningPart(text=message.reasoning))
     return MessageOut(
         id=message.id,
         role=message.role,
-        parts=[TextPart(text=message.content)],
+        parts=parts,
         status=message.status,
         created_at_ms=message.created_at_ms,
         extraction_state=message.extraction_state if message.role == "assistant" else None,

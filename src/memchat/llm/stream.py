@@ -67,8 +67,19 @@ def _event_data(event: bytes) -> bytes | None:
     return b"\n".join(data) if data else None
 
 
+class Thinking(str):
+    """A delta of the model's reasoning (`delta.reasoning_content`, or `delta.reasoning`), not of its reply.
+
+    Reasoning models (DeepSeek's deepseek-reasoner, Qwen3 and others served by vLLM or Ollama) stream
+    their thinking beside the reply's text; a plain `str` delta is reply text.
+    """
+
+    __slots__ = ()
+
+
 class SSEChatStream:
-    """Text deltas of one streamed completion; `finish_reason` is set once the stream ended properly."""
+    """Deltas of one streamed completion: reply text as `str`, reasoning as `Thinking`;
+    `finish_reason` is set once the stream ended properly."""
 
     def __init__(self, response: aiohttp.ClientResponse, max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES):
         self._response = response
@@ -89,6 +100,9 @@ class SSEChatStream:
                 raise UpstreamStreamError(f"upstream error in stream: {chunk['error']!r:.200}")
             for choice in chunk.get("choices") or ():
                 delta = choice.get("delta") or {}
+                thinking = delta.get("reasoning_content") or delta.get("reasoning")
+                if thinking and isinstance(thinking, str):
+                    yield Thinking(thinking)
                 content = delta.get("content")
                 if content:
                     yield content
@@ -101,7 +115,8 @@ class SSEChatStream:
 
 @dataclass
 class OpenedReply:
-    """A stream that has produced its first text: the rest of its deltas still to read."""
+    """A stream that has produced its first text (of the reply or of its reasoning): the rest of its
+    deltas still to read."""
 
     stream: SSEChatStream
     deltas: AsyncIterator[str]

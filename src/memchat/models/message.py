@@ -47,5 +47,7 @@ class Message(Base):
     turn_lease_until_ms: Mapped[int | None] = mapped_column(BigInteger)
     # a reply: the conversation's summary before this reply was rolled in ("" none; NULL: not kept)
     summary_before: Mapped[str | None] = mapped_column(Text, default=None)
+    # a reasoning model's thinking (assistant messages): shown in history, never in a prompt
+    reasoning: Mapped[str | None] = mapped_column(Text, default=None)
     created_at_ms: Mapped[int] = mapped_column(BigInteger)
     updated_at_ms: Mapped[int] = mapped_column(BigInteger)

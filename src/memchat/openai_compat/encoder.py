@@ -17,7 +17,7 @@ import orjson
 from starlette.responses import JSONResponse, Response
 
 from memchat.chat.encoders import StreamBody
-from memchat.chat.events import EventBatches, TextDelta, TurnFailed, TurnFinished, TurnStarted
+from memchat.chat.events import EventBatches, ReasoningDelta, TextDelta, TurnFailed, TurnFinished, TurnStarted
 from memchat.clock import now_ms
 from memchat.openai_compat.errors import openai_error, openai_error_body
 from memchat.openai_compat.schemas import AssistantMessage, ChatCompletion, Choice, Usage
@@ -57,22 +57,29 @@ class OpenAIEncoder:
 
     async def _collected(self, reply_id: str, batches: EventBatches) -> Response:
         parts: list[str] = []
+        thinking: list[str] = []
         async for batch in batches:
             for event in batch:
                 if isinstance(event, TextDelta):
                     parts.append(event.text)
+                elif isinstance(event, ReasoningDelta):
+                    thinking.append(event.text)
                 elif isinstance(event, TurnFailed):
                     return openai_error(event.http_status, event.message, code=event.code)
                 elif isinstance(event, TurnFinished):
                     if event.error is not None:
                         return openai_error(502, event.error.message, code="upstream_error")
-                    return self._completion(reply_id, "".join(parts), FINISH_REASONS.get(event.status, "stop"))
-        return self._completion(reply_id, "".join(parts), "stop")
+                    finish = FINISH_REASONS.get(event.status, "stop")
+                    return self._completion(reply_id, "".join(parts), finish, "".join(thinking))
+        return self._completion(reply_id, "".join(parts), "stop", "".join(thinking))
 
     async def _chunks(self, reply_id: str, batches: EventBatches) -> AsyncIterator[bytes]:
         yield self._chunk(reply_id, {"role": "assistant", "content": ""})
         parts: list[str] = []
         async for batch in batches:
+            thinking = "".join(event.text for event in batch if isinstance(event, ReasoningDelta))
+            if thinking:
+                yield self._chunk(reply_id, {"reasoning_content": thinking})
             text = "".join(event.text for event in batch if isinstance(event, TextDelta))
             if text:
                 parts.append(text)
@@ -113,12 +120,16 @@ class OpenAIEncoder:
             payload["usage"] = usage  # null on every chunk but the last, as OpenAI sends it
         return _sse(payload)
 
-    def _completion(self, reply_id: str, text: str, finish_reason: str) -> JSONResponse:
+    def _completion(self, reply_id: str, text: str, finish_reason: str, reasoning: str = "") -> JSONResponse:
+        message = AssistantMessage(content=text, reasoning_content=reasoning or None)
         completion = ChatCompletion(
             id=f"chatcmpl-{reply_id}",
             created=now_ms() // 1000,
             model=self.model,
-            choices=[Choice(message=AssistantMessage(content=text), finish_reason=finish_reason)],
+            choices=[Choice(message=message, finish_reason=finish_reason)],
             usage=self.usage(text),
         )
-        return JSONResponse(completion.model_dump())
+        body = completion.model_dump()
+        if not reasoning:
+            del body["choices"][0]["message"]["reasoning_content"]
+        return JSONResponse(body)

@@ -68,6 +68,8 @@ class AssistantMessage(BaseModel):
     role: Literal["assistant"] = "assistant"
     content: str
     refusal: None = None
+    # a reasoning model's thinking, as DeepSeek's API names it; left out of the body when there is none
+    reasoning_content: str | None = None
 
 
 class Choice(BaseModel):

@@ -787,6 +787,8 @@ export interface components {
         AssistantMessage: {
             /** Content */
             content: string;
+            /** Reasoning Content */
+            reasoning_content?: string | null;
             /** Refusal */
             refusal?: null;
             /**
@@ -1073,6 +1075,11 @@ export interface components {
             createdAtMs: number;
             /** Id */
             id: string;
+            /**
+             * Reasoning
+             * @description a reasoning model's thinking before the reply
+             */
+            reasoning?: string | null;
             /** Replytoid */
             replyToId: string | null;
             /** Role */
@@ -1328,7 +1335,7 @@ export interface components {
             /** Id */
             id: string;
             /** Parts */
-            parts: components["schemas"]["TextPart"][];
+            parts: (components["schemas"]["ReasoningPart"] | components["schemas"]["TextPart"])[];
             /**
              * Role
              * @enum {string}
@@ -1411,6 +1418,19 @@ export interface components {
             /** Newpassword */
             newPassword: string;
         };
+        /**
+         * ReasoningPart
+         * @description A reasoning model's thinking before its reply (useChat's reasoning part); never in a prompt.
+         */
+        ReasoningPart: {
+            /** Text */
+            text: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "reasoning";
+        };
         /** SignupRequest */
         SignupRequest: {
             /** Displayname */
@@ -1435,9 +1455,8 @@ export interface components {
             /** Text */
             text: string;
             /**
-             * Type
-             * @default text
-             * @constant
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
              */
             type: "text";
         };

@@ -3,7 +3,7 @@ import type { ChatMessage } from "../api/types";
 import { formatTime } from "../format";
 import { t } from "../i18n";
 import { CopyButton } from "./CopyButton";
-import { messageText } from "./history";
+import { messageReasoning, messageText } from "./history";
 
 // The markdown renderer and highlighter are a chunk of their own, loaded with the first reply:
 // the rest of the console does not wait for them. Until then a reply shows as plain text.
@@ -27,6 +27,7 @@ export function MessageBubble({
 }) {
   const status = message.metadata?.status;
   const text = messageText(message);
+  const reasoning = message.role === "assistant" ? messageReasoning(message) : null;
   const [draft, setDraft] = useState<string | null>(null);
   const editing = draft !== null && canEdit;
 
@@ -55,6 +56,13 @@ export function MessageBubble({
         {status === "incomplete" ? <span className="tag warn">{t.chat.incomplete}</span> : null}
         {status === "stopped" ? <span className="tag">{t.chat.stopped}</span> : null}
       </div>
+      {reasoning ? (
+        // open while the model thinks, folded once the reply comes (the reader can open it again)
+        <details className="reasoning" open={reasoning.streaming || undefined} data-testid="reasoning">
+          <summary>{t.chat.reasoning}</summary>
+          <div className="reasoning-text">{reasoning.text}</div>
+        </details>
+      ) : null}
       {editing ? (
         <form
           className="edit-form"

@@ -8,13 +8,27 @@ export function toChatMessage(message: StoredMessage): ChatMessage {
   return {
     id: message.id,
     role: message.role,
-    parts: message.parts.map((part) => ({ type: "text" as const, text: part.text })),
+    parts: message.parts.map((part) =>
+      part.type === "reasoning"
+        ? { type: "reasoning" as const, text: part.text, state: "done" as const }
+        : { type: "text" as const, text: part.text },
+    ),
     metadata: { status: message.status, createdAtMs: message.createdAtMs, stored: true },
   };
 }
 
 export function messageText(message: ChatMessage): string {
   return message.parts.map((part) => (part.type === "text" ? part.text : "")).join("");
+}
+
+/** A reasoning model's thinking before the reply, and whether it is still streaming. */
+export function messageReasoning(message: ChatMessage): { text: string; streaming: boolean } | null {
+  const parts = message.parts.filter((part) => part.type === "reasoning");
+  if (parts.length === 0) return null;
+  return {
+    text: parts.map((part) => part.text).join("\n\n"),
+    streaming: parts.some((part) => part.state === "streaming"),
+  };
 }
 
 /** The oldest message that came from the server: the cursor for "load earlier". */

@@ -112,6 +112,7 @@ export const en: Messages = {
     messageNotFound: "This message is gone (a regenerated reply may have replaced it).",
     placeholderTouch: "Message",
     stopped: "Stopped",
+    reasoning: "Thinking",
     copyReply: "Copy reply",
     copyCode: "Copy code",
     code: "code",

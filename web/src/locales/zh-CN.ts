@@ -115,6 +115,7 @@ export const zhCN = {
     messageNotFound: "找不到这条消息（可能已被重新生成替换）。",
     placeholderTouch: "输入消息",
     stopped: "已停止",
+    reasoning: "思考过程",
     copyReply: "复制回复",
     copyCode: "复制代码",
     code: "代码",
