@@ -110,6 +110,17 @@ async def _evaluate(args: argparse.Namespace, examples: list[Example]) -> list[s
     if english:
         results[f"rules (v1), English held-out ({len(english)})"] = score_predictions(english, rules)
         results[f"embeddings, English held-out ({len(english)})"] = score_predictions(english, embedded)
+    for path in args.fresh:
+        # a set written later, apart from the code and the training rows, scored once per model change
+        fresh = load_dataset(path)
+        predicted: dict[str, str | None] = {}
+        for e in fresh:
+            candidates = await extractor.extract(e.text)
+            predicted[e.id] = candidates[0].type if candidates else None
+        for lang, name in (("zh", "Chinese"), ("en", "English")):
+            rows = [e for e in fresh if lang_of(e) == lang]
+            if rows:
+                results[f"embeddings, {path.name} {name} ({len(rows)})"] = score_predictions(rows, predicted)
 
     vectors_all = await embedder.embed_passages([e.text for e in examples])
     vectors = {e.id: vectors_all[i] for i, e in enumerate(examples)}
@@ -216,6 +227,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--llm-timeout", type=float, default=60.0)
     parser.add_argument("--llm-limit", type=int, default=0, help="only the first N held-out utterances (0: all)")
     parser.add_argument("--output", type=Path, default=HERE / "RESULTS.md", help="markdown file ('-': none)")
+    parser.add_argument(
+        "--fresh", type=Path, action="append", default=[], help="also score this file's rows (a fresh held-out set)"
+    )
     parser.add_argument("--write-prototypes", action="store_true", help="regenerate prototypes.jsonl and exit")
     args = parser.parse_args(argv)
 
