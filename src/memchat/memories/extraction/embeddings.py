@@ -144,9 +144,24 @@ _PRESENTATION = re.compile(
 _PROTECTED = re.compile(r"提|问我|打听|聊|比较|比|催|决定|拍板|替我|操控|套路|PUA|贬低|开玩笑|称呼|叫我|隐私|你应该")
 
 
+# the moment's state (LABELS.md: 刚到家, not a memory): "I just got here", and nothing more
+_MOMENT = re.compile(
+    r"^(?:我|俺)?(?:刚刚|刚|才)(?:到|下班|下课|放学|起床|醒|睡醒|吃完|吃过饭|回到|回来|出门|进门|洗完澡|忙完|上车|下车)"
+    r"[^，,。！!？?]{0,4}[。！!~～]?$"
+)
+_MOMENT_EN = re.compile(
+    r"^i(?:'ve)?\s+(?:just|only just)\s+(?:got (?:home|back|in|up|to work|to the office|off work)|woke up|"
+    r"finished (?:work|dinner|lunch|breakfast)|left (?:work|the office))[.!]?$",
+    re.IGNORECASE,
+)
+
+
 def _settle(c: Classification) -> Classification:
     """A "don't" about how replies look or sound (格式, 语气, 表情, 书面语) is conversation style:
-    the classifier leans to `boundary` for any 别/不要, and nothing here is protected."""
+    the classifier leans to `boundary` for any 别/不要, and nothing here is protected. The moment's
+    state ("I just got to work") is nothing to keep, however close to a fact it sounds."""
+    if c.type is not None and (_MOMENT.match(c.text) or _MOMENT_EN.match(c.text)):
+        return Classification(text=c.text, type=None, confidence=c.confidence)
     if c.type == BOUNDARY and _PRESENTATION.search(c.text) and not _PROTECTED.search(c.text):
         return Classification(text=c.text, type=CONVERSATION_STYLE, confidence=c.confidence)
     return c
