@@ -165,8 +165,9 @@ async def test_a_regenerate_racing_a_save_held_open_past_the_lease_leaves_one_li
     postgres_url: str, upstream: TestUpstream, tmp_path: Path, db: Database
 ) -> None:
     """The owner's commit point 2 is held open (another transaction holds the agent's row, as a
-    concurrent save of another conversation can) past the lease it had, and a regenerate of the same turn arrives
-    through another instance meanwhile: one of them wins, never both (two live replies)."""
+    concurrent save of another conversation can) past the lease it had, and a regenerate of the
+    same turn arrives through another instance meanwhile: one of them wins, never both (two live
+    replies)."""
     async with started(postgres_url, upstream, tmp_path) as (a, b):
         token, agent = await first_user(a)
         upstream.script(Reply(deltas=["旧", "的回答"], hold_after=1), Reply(text="重新生成的回答"))
