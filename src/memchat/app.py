@@ -35,6 +35,7 @@ from memchat.db.engine import Database, ReadOnlyDatabase, create_database
 from memchat.db.errors import is_busy, is_unavailable
 from memchat.db.migrate import is_up_to_date, upgrade
 from memchat.errors import MemchatError
+from memchat.files.router import router as files_router
 from memchat.imports.router import router as imports_router
 from memchat.instances import SharedStateRequired, register_instance, unregister_instance
 from memchat.limits.guards import BodySizeLimit
@@ -177,6 +178,8 @@ def build_chat_services(
         limiter=FallbackRateLimiter(shared, per_minute) if shared is not None else RateLimiter(per_minute),
         limits=settings.limits,
         summary=settings.summary,
+        images=settings.llm.images,
+        image_history_messages=settings.llm.image_history_messages,
         streams=(
             RedisTurnStreams(
                 shared,
@@ -321,6 +324,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         agents_router,
         conversations_router,
         imports_router,
+        files_router,
         memories_router,
         chat_router,
         openai_router,

@@ -110,6 +110,17 @@ class LLMSettings(_Group):
     max_event_bytes: int = Field(
         default=1_048_576, ge=1024, description="the largest server-sent event the upstream may send"
     )
+    images: bool = Field(
+        default=False,
+        description="env MEMCHAT_LLM_IMAGES; the model reads pictures: they go upstream as image_url parts "
+        "(off: the prompt says [图片] where a picture was sent)",
+    )
+    image_history_messages: int = Field(
+        default=2,
+        ge=0,
+        le=50,
+        description="with images on, the pictures of this many earlier user messages go upstream too",
+    )
 
 
 class LocalModelSettings(_Group):
@@ -209,6 +220,12 @@ class LimitSettings(_Group):
     max_messages_per_request: int = Field(default=500, ge=1)
     max_profile_field_chars: int = Field(default=2_000, ge=1)
     max_memories_per_agent: int = Field(default=1_000, ge=1)
+    max_picture_bytes: int = Field(
+        default=1_400_000,
+        ge=1,
+        description="a picture sent with a message, decoded; sent as a data URL it must also fit max_request_bytes",
+    )
+    max_pictures_per_message: int = Field(default=4, ge=0, le=16)
     max_reply_chars: int = Field(default=32_000, ge=1, description="longer replies are cut here, stored incomplete")
     max_reasoning_chars: int = Field(
         default=64_000, ge=0, description="a reasoning model's thinking past this is not streamed or stored"

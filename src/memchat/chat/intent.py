@@ -3,8 +3,9 @@
 from dataclasses import dataclass, field
 from typing import Literal
 
-from memchat.chat.schemas import ChatRequest
+from memchat.chat.schemas import ChatRequest, UIMessage
 from memchat.errors import InvalidInput, PayloadTooLarge
+from memchat.files.pictures import IncomingPicture, read_picture
 from memchat.security import TokenSubject
 from memchat.settings import LimitSettings
 from memchat.text import normalize
@@ -28,6 +29,8 @@ class TurnIntent:
     # When the login token was issued (ms): commit point 1 refuses it if the password changed since.
     # None for an API key (checked when it was looked up).
     token_issued_at_ms: int | None = None
+    # the pictures sent with the user message (file parts), checked; stored with it at commit point 1
+    pictures: tuple[IncomingPicture, ...] = ()
 
 
 def read_intent(request: ChatRequest, user_id: str, idempotency_key: str | None, limits: LimitSettings) -> TurnIntent:
@@ -41,6 +44,7 @@ def read_intent(request: ChatRequest, user_id: str, idempotency_key: str | None,
     last_user = request.last_user_message()
     text: str | None = None
     kind: TurnKind = "regenerate"
+    pictures: tuple[IncomingPicture, ...] = ()
     if request.trigger != "regenerate-message":
         if last_user is None:
             raise InvalidInput("the request has no user message", code="no_user_message")
@@ -48,6 +52,8 @@ def read_intent(request: ChatRequest, user_id: str, idempotency_key: str | None,
         if text is None:
             raise InvalidInput("the user message is empty", code="empty_message")
         kind = "edit" if request.message_id else "send"
+        if request.agent_id is not None:
+            pictures = _read_pictures(last_user, limits)
     return TurnIntent(
         user_id=str(user_id),
         agent_id=request.agent_id,
@@ -62,4 +68,12 @@ def read_intent(request: ChatRequest, user_id: str, idempotency_key: str | None,
         if request.agent_id is None
         else [],
         token_issued_at_ms=user_id.issued_at_ms if isinstance(user_id, TokenSubject) else None,
+        pictures=pictures,
     )
+
+
+def _read_pictures(message: UIMessage, limits: LimitSettings) -> tuple[IncomingPicture, ...]:
+    files = message.files()
+    if len(files) > limits.max_pictures_per_message:
+        raise InvalidInput(f"at most {limits.max_pictures_per_message} pictures per message", code="too_many_pictures")
+    return tuple(read_picture(f.media_type, f.url, max_bytes=limits.max_picture_bytes) for f in files)

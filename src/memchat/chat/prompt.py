@@ -1,10 +1,12 @@
 """Prompt assembly, byte for byte as docs/behaviour.md fixes it. Pure functions."""
 
 from collections.abc import Mapping, Sequence
-from typing import Literal
+from dataclasses import dataclass
+from typing import Any, Literal
 
 from pydantic import ConfigDict
 
+from memchat.files.pictures import PICTURE_MARK
 from memchat.memories.types import MEMORY_TYPE_LABELS, StoredMemory
 from memchat.schemas import ProfileFields
 from memchat.text import normalize
@@ -18,7 +20,8 @@ SYSTEM_RULES = (
 MEMORY_HEADER = "以下是用户与该 Agent 的长期记忆，请优先尊重："
 SUMMARY_PREFIX = "此前对话摘要："
 
-ChatMessage = dict[str, str]
+# content: the text, or (a user message with pictures the model reads) OpenAI's content parts
+ChatMessage = dict[str, Any]
 # "kept": the seed's profile message, every line whatever is empty (the v1 contract, the default);
 # "omitted": empty fields left out (MEMCHAT_EMPTY_PROFILE_FIELDS=omitted).
 EmptyProfileFields = Literal["kept", "omitted"]
@@ -90,13 +93,38 @@ def _compact_profile_message(profile: PromptProfile) -> str:
     return "\n".join(f"{label}：{value}" for label, value in lines if value)
 
 
-def history_messages(history: Sequence[tuple[str, str]]) -> list[ChatMessage]:
-    """Role kept, text normalized, empty ones skipped."""
+@dataclass(frozen=True)
+class Pictures:
+    """The pictures sent with a user message: how many, and those the model is sent, as data URLs."""
+
+    count: int = 0
+    data_urls: tuple[str, ...] = ()
+
+
+NO_PICTURES = Pictures()
+
+
+def user_content(text: str, pictures: Pictures) -> str | list[dict[str, Any]]:
+    """The text alone; with pictures the model is sent, text and image_url parts; with pictures it
+    is not sent, the text and a mark for each, so that the model knows one was shown."""
+    if pictures.data_urls:
+        images = [{"type": "image_url", "image_url": {"url": url}} for url in pictures.data_urls]
+        return [{"type": "text", "text": text}, *images]
+    if pictures.count:
+        return text + "\n" + " ".join([PICTURE_MARK] * pictures.count)
+    return text
+
+
+def history_messages(
+    history: Sequence[tuple[str, str]], pictures: Sequence[Pictures] | None = None
+) -> list[ChatMessage]:
+    """Role kept, text normalized, empty ones skipped; `pictures`, when given, one per message."""
     out: list[ChatMessage] = []
-    for role, content in history:
+    for index, (role, content) in enumerate(history):
         text = normalize(content)
         if text is not None:
-            out.append({"role": role, "content": text})
+            sent = pictures[index] if pictures is not None else NO_PICTURES
+            out.append({"role": role, "content": user_content(text, sent)})
     return out
 
 
@@ -109,6 +137,8 @@ def build_prompt_messages(
     history: Sequence[tuple[str, str]],
     latest_user_text: str | None,
     empty_profile_fields: EmptyProfileFields = "kept",
+    history_pictures: Sequence[Pictures] | None = None,
+    latest_pictures: Pictures = NO_PICTURES,
 ) -> list[ChatMessage]:
     """System, profile, history, then the user's text once.
 
@@ -121,7 +151,7 @@ def build_prompt_messages(
     ]
     if profile is not None and (profile_text := build_profile_message(profile, empty_profile_fields)):
         messages.append({"role": "user", "content": profile_text})
-    messages += history_messages(history)
+    messages += history_messages(history, history_pictures)
     if latest_user_text is not None:
-        messages.append({"role": "user", "content": latest_user_text})
+        messages.append({"role": "user", "content": user_content(latest_user_text, latest_pictures)})
     return messages

@@ -25,10 +25,15 @@ class _OpenModel(BaseModel):
 
 
 class UIPart(_OpenModel):
-    """A UIMessage part. Only text parts are read; step-start, reasoning, files... are accepted and ignored."""
+    """A UIMessage part. Text parts and a user message's file parts (pictures) are read; step-start,
+    reasoning... are accepted and ignored."""
+
+    model_config = ConfigDict(populate_by_name=True)
 
     type: str = Field(max_length=100)
     text: str | None = None
+    media_type: str | None = Field(default=None, alias="mediaType", max_length=100)
+    url: str | None = Field(default=None, description="a file part: a base64 data URL, or /api/files/{id}")
 
 
 class UIMessage(_OpenModel):
@@ -48,6 +53,9 @@ class UIMessage(_OpenModel):
         if texts:
             return "".join(texts)
         return self.content or ""
+
+    def files(self) -> list["UIPart"]:
+        return [part for part in self.parts if part.type == "file"]
 
 
 class _ProfileOverride(BaseModel):

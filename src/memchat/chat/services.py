@@ -23,6 +23,9 @@ class ChatServices:
     limiter: ChatLimiter
     limits: LimitSettings
     summary: SummarySettings
+    # the model reads pictures (MEMCHAT_LLM_IMAGES): the turn's, and those of this many earlier messages
+    images: bool = False
+    image_history_messages: int = 0
     # Live turns for resume and stop (in this process, or in Redis for every instance).
     streams: TurnStreams = field(default_factory=LocalTurnStreams)
     # The turns this process streams or stores now: their leases are renewed together.

@@ -174,7 +174,12 @@ async def prepare_turn(services: ChatServices, intent: TurnIntent) -> TurnContex
     now = now_ms()
     claim = TurnClaim(services.instance_id, now + int(services.limits.turn_lease_s * 1000), now)
     side = await services.db.run_write(
-        store_user_side, intent, claim, services.limits.recent_message_limit, services.memory.read_for_prompt
+        store_user_side,
+        intent,
+        claim,
+        services.limits.recent_message_limit,
+        services.memory.read_for_prompt,
+        services.image_history_messages if services.images else None,
     )
     if isinstance(side, StoredReply):
         return side
@@ -210,6 +215,8 @@ async def _build_turn(services: ChatServices, intent: TurnIntent, side: UserSide
         history=[(role, text[: services.limits.max_history_message_chars]) for role, text in side.recent],
         latest_user_text=message.content,
         empty_profile_fields=services.limits.empty_profile_fields,
+        history_pictures=side.recent_pictures,
+        latest_pictures=side.pictures,
     )
     return turn
 

@@ -6,18 +6,21 @@ A retry whose reply is already stored returns that reply (StoredReply) and start
 """
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from sqlalchemy.engine import Connection
 
 from memchat.auth.repository import user_exists, user_token_cutoff
 from memchat.chat.intent import TurnIntent
+from memchat.chat.prompt import NO_PICTURES, Pictures
 from memchat.clock import now_ms
 from memchat.conversations import messages
 from memchat.conversations import repository as conversations
 from memchat.conversations.forget import forget_statements
 from memchat.db.engine import AnyRow
 from memchat.errors import Conflict, InvalidInput, NotFound, Unauthorized
+from memchat.files import repository as files
+from memchat.files.pictures import data_url
 from memchat.memories.types import StoredMemory
 from memchat.models.message import REPLY_PENDING
 from memchat.security import check_token_current
@@ -54,6 +57,9 @@ class UserSide:
     message: TurnMessage
     recent: list[tuple[str, str]]
     memories: list[StoredMemory]
+    # the pictures of each recent message, and of the message answered (see read_pictures)
+    recent_pictures: list[Pictures] = field(default_factory=list)
+    pictures: Pictures = NO_PICTURES
 
 
 ReadMemories = Callable[[Connection, str], list[StoredMemory]]
@@ -69,9 +75,15 @@ class TurnClaim:
 
 
 def store_user_side(
-    conn: Connection, intent: TurnIntent, claim: TurnClaim, recent_limit: int, read_memories: ReadMemories
+    conn: Connection,
+    intent: TurnIntent,
+    claim: TurnClaim,
+    recent_limit: int,
+    read_memories: ReadMemories,
+    picture_history: int | None = None,
 ) -> UserSide | StoredReply:
-    """Steps 3-6 in one transaction: agent, conversation, user message, history, memories."""
+    """Steps 3-6 in one transaction: agent, conversation, user message (and its pictures), history,
+    memories. `picture_history`: see read_pictures."""
     assert intent.agent_id is not None
     if intent.token_issued_at_ms is not None:
         _check_login_token(conn, intent.user_id, intent.token_issued_at_ms)
@@ -98,7 +110,37 @@ def store_user_side(
     if intent.kind == "regenerate" or intent.edited_id is not None:
         summary = conversations.summary_for_update(conn, conversation_id)  # as `_replace_from` left it
     recent = messages.recent_messages(conn, conversation_id, limit=recent_limit, before_seq=message.seq)
-    return UserSide(found, conversation_id, summary, message, recent, read_memories(conn, found.id))
+    recent_pictures, pictures = read_pictures(conn, [row.id for row in recent], message.id, picture_history)
+    return UserSide(
+        found,
+        conversation_id,
+        summary,
+        message,
+        [(row.role, row.content) for row in recent],
+        read_memories(conn, found.id),
+        recent_pictures,
+        pictures,
+    )
+
+
+def read_pictures(
+    conn: Connection, recent_ids: list[str], message_id: str, picture_history: int | None
+) -> tuple[list[Pictures], Pictures]:
+    """What the prompt says of the pictures: with `picture_history` None (the model reads none) only
+    how many each message had; else the answered message's pictures and those of the last
+    `picture_history` earlier messages that had any, as data URLs."""
+    counts = files.picture_counts(conn, [*recent_ids, message_id])
+    sent: list[str] = []
+    if picture_history is not None:
+        earlier = [i for i in recent_ids if counts.get(i)]
+        sent = [message_id, *(earlier[-picture_history:] if picture_history else [])]
+    data = files.pictures_of(conn, [i for i in sent if counts.get(i)])
+
+    def pictures(i: str) -> Pictures:
+        urls = tuple(data_url(p.media_type, p.data) for p in data.get(i, []))
+        return Pictures(counts.get(i, 0), urls)
+
+    return [pictures(i) for i in recent_ids], pictures(message_id)
 
 
 def _check_login_token(conn: Connection, user_id: str, issued_at_ms: int) -> None:
@@ -223,5 +265,10 @@ def _insert(
     seq = messages.insert_message_once(conn, values) if once else messages.insert_message(conn, values)
     if seq is None:
         return None
+    stored = files.store_pictures(
+        conn, message_id=values["id"], user_id=intent.user_id, pictures=intent.pictures, now_ms=now
+    )
+    if not stored:  # raised inside the transaction: the message goes too
+        raise InvalidInput("a picture sent again is not one of this user's", code="file_not_found")
     conversations.bump_conversation(conn, conversation_id, count_delta=1, now_ms=now)
     return TurnMessage(values["id"], seq, intent.text)

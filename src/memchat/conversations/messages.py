@@ -132,7 +132,7 @@ def insert_message_once(conn: Connection, values: dict[str, Any]) -> int | None:
 
 
 _RECENT = (
-    select(messages.c.role, messages.c.content)
+    select(messages.c.id, messages.c.role, messages.c.content)
     .where(
         messages.c.conversation_id == bindparam("conversation_id"),
         messages.c.status != SUPERSEDED,
@@ -143,13 +143,12 @@ _RECENT = (
 )
 
 
-def recent_messages(conn: Connection, conversation_id: str, *, limit: int, before_seq: int) -> list[tuple[str, str]]:
-    """The newest `limit` live messages before `before_seq`, oldest first, as (role, content)."""
+def recent_messages(conn: Connection, conversation_id: str, *, limit: int, before_seq: int) -> list[AnyRow]:
+    """The newest `limit` live messages before `before_seq`, oldest first: id, role, content."""
     if limit <= 0:
         return []
     params = {"conversation_id": conversation_id, "before_seq": before_seq, "limit": limit}
-    rows = conn.execute(_RECENT, params).all()
-    return [(row.role, row.content) for row in reversed(rows)]
+    return list(reversed(conn.execute(_RECENT, params).all()))
 
 
 def _last_live(role: str) -> Any:

@@ -10,6 +10,7 @@ __all__ = [
     "ConversationList",
     "ConversationOut",
     "ConversationPatch",
+    "FilePart",
     "MessageOut",
     "MessagePage",
     "TextPart",
@@ -52,7 +53,15 @@ class ReasoningPart(CamelModel):
     text: str
 
 
-MessagePart = Annotated[ReasoningPart | TextPart, Field(discriminator="type")]
+class FilePart(CamelModel):
+    """A picture sent with a user message (useChat's file part); `url` serves it to its owner."""
+
+    type: Literal["file"] = "file"
+    media_type: str
+    url: str = Field(description="/api/files/{id}: the picture, with the same Authorization as this request")
+
+
+MessagePart = Annotated[ReasoningPart | TextPart | FilePart, Field(discriminator="type")]
 
 
 class MessageOut(CamelModel):

@@ -8,6 +8,7 @@ from memchat.conversations.schemas import (
     ConversationList,
     ConversationOut,
     ConversationPatch,
+    FilePart,
     MessageOut,
     MessagePage,
     MessagePart,
@@ -15,13 +16,16 @@ from memchat.conversations.schemas import (
     TextPart,
 )
 from memchat.errors import Conflict, NotFound
+from memchat.files.pictures import file_url
+from memchat.files.repository import PictureInfo, picture_infos
 from memchat.models import Conversation, Message
 
 
-def message_out(message: Message) -> MessageOut:
+def message_out(message: Message, pictures: list[PictureInfo] | None = None) -> MessageOut:
     parts: list[MessagePart] = [TextPart(text=message.content)]
     if message.reasoning:
         parts.insert(0, ReasoningPart(text=message.reasoning))
+    parts += [FilePart(media_type=p.media_type, url=file_url(p.id)) for p in pictures or []]
     return MessageOut(
         id=message.id,
         role=message.role,
@@ -80,7 +84,8 @@ async def _page(
     rows, has_more = await messages.history_page(
         session, conversation.id, limit=limit, before_seq=before_seq, include_superseded=include_superseded
     )
-    return MessagePage(messages=[message_out(m) for m in rows], has_more=has_more)
+    pictures = await picture_infos(session, [m.id for m in rows if m.role == "user"])
+    return MessagePage(messages=[message_out(m, pictures.get(m.id)) for m in rows], has_more=has_more)
 
 
 async def require_conversation(session: AsyncSession, user_id: str, conversation_id: str) -> Conversation:

@@ -112,7 +112,7 @@ class LLMClient:
         options.update(extra)
         return options
 
-    async def open_stream(self, messages: list[dict[str, str]], **extra: Any) -> aiohttp.ClientResponse:
+    async def open_stream(self, messages: list[dict[str, Any]], **extra: Any) -> aiohttp.ClientResponse:
         """POST a streamed completion: the response once its headers are in, whatever its status."""
         client, base_url = await self._http()
         body = {"model": self.model, "messages": messages, "stream": True, **self._options(extra)}
@@ -123,7 +123,7 @@ class LLMClient:
             headers={"Authorization": f"Bearer {self._api_key}", "Content-Type": "application/json"},
         )
 
-    async def open_reply(self, messages: list[dict[str, str]], **extra: Any) -> OpenedReply:
+    async def open_reply(self, messages: list[dict[str, Any]], **extra: Any) -> OpenedReply:
         """Start a streamed completion and wait for its first text. Raises UpstreamError when none comes.
 
         The one retry policy of the streamed reply: connection errors, 408/409/429/5xx, a stream
@@ -165,7 +165,7 @@ class LLMClient:
             await asyncio.sleep(delay)
         raise AssertionError("unreachable")
 
-    async def complete(self, messages: list[dict[str, str]], **extra: Any) -> str:
+    async def complete(self, messages: list[dict[str, Any]], **extra: Any) -> str:
         """A non-streamed completion, for background work (LLM extraction, summaries)."""
         client = await self._sdk()
         try:
@@ -179,7 +179,7 @@ class LLMClient:
         return response.choices[0].message.content or "" if response.choices else ""
 
     async def complete_structured(
-        self, messages: list[dict[str, str]], response_format: dict[str, Any], **extra: Any
+        self, messages: list[dict[str, Any]], response_format: dict[str, Any], **extra: Any
     ) -> str:
         """A non-streamed completion asking for `response_format` (a JSON schema).
 
