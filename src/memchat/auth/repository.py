@@ -14,7 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import InstrumentedAttribute
 
 from memchat.clock import now_ms
-from memchat.models import Agent, ApiKey, Conversation, Memory, MemoryEvent, Message, User
+from memchat.models import Agent, ApiKey, Conversation, Memory, MemoryEvent, Message, MessageFile, User
 
 users = cast(Table, User.__table__)
 
@@ -87,6 +87,7 @@ class AccountRows:
     memories: Sequence[Memory]
     memory_events: Sequence[MemoryEvent]
     api_keys: Sequence[ApiKey]
+    files: Sequence[MessageFile]
 
 
 async def account_rows(session: AsyncSession, user_id: str) -> AccountRows:
@@ -107,7 +108,11 @@ async def account_rows(session: AsyncSession, user_id: str) -> AccountRows:
     api_keys = await session.scalars(
         select(ApiKey).where(ApiKey.user_id == user_id).order_by(ApiKey.created_at_ms, ApiKey.id)
     )
+    files = await session.scalars(
+        select(MessageFile).where(MessageFile.user_id == user_id).order_by(MessageFile.message_id, MessageFile.position)
+    )
     return AccountRows(
+        files=files.all(),
         agents=agents.all(),
         conversations=conversations.all(),
         messages=messages.all(),

@@ -1,4 +1,4 @@
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
@@ -63,6 +63,15 @@ class ExportedConversation(ConversationOut):
     updated_at_ms: int
 
 
+class ExportedFile(CamelModel):
+    """A picture sent with a user message, whole: a file part that POST .../import takes back."""
+
+    id: str
+    type: Literal["file"] = "file"
+    media_type: str
+    url: str = Field(description="the picture as a base64 data URL")
+
+
 class ExportedMessage(CamelModel):
     """Every stored message, also those superseded by a regenerate or an edit (see `status`)."""
 
@@ -72,6 +81,7 @@ class ExportedMessage(CamelModel):
     role: str
     content: str
     reasoning: str | None = Field(default=None, description="a reasoning model's thinking before the reply")
+    files: list[ExportedFile] = Field(default_factory=list, description="the pictures sent with a user message")
     status: str
     client_message_id: str | None
     reply_to_id: str | None
@@ -120,6 +130,7 @@ __all__ = [
     "Email",
     "ExportedAgent",
     "ExportedConversation",
+    "ExportedFile",
     "ExportedMemory",
     "ExportedMemoryEvent",
     "ExportedMessage",

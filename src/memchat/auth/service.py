@@ -9,6 +9,7 @@ from memchat.auth.schemas import (
     AccountExport,
     ExportedAgent,
     ExportedConversation,
+    ExportedFile,
     ExportedMemory,
     ExportedMemoryEvent,
     ExportedMessage,
@@ -16,6 +17,7 @@ from memchat.auth.schemas import (
 )
 from memchat.clock import now_ms
 from memchat.errors import Conflict, Forbidden, NotFound, TooManyRequests, Unauthorized
+from memchat.files.pictures import data_url
 from memchat.limits.throttle import LoginGuard
 from memchat.models import User
 from memchat.schemas import AgentProfile, CamelModel
@@ -111,12 +113,16 @@ async def export_account(session: AsyncSession, user: User) -> AccountExport:
     events: dict[str, list[ExportedMemoryEvent]] = {}
     for event in rows.memory_events:
         events.setdefault(event.memory_id, []).append(_exported(ExportedMemoryEvent, event))
+    files: dict[str, list[ExportedFile]] = {}
+    for f in rows.files:
+        exported = ExportedFile(id=f.id, media_type=f.media_type, url=data_url(f.media_type, f.data))
+        files.setdefault(f.message_id, []).append(exported)
     return AccountExport(
         exported_at_ms=now_ms(),
         user=UserOut.model_validate(user),
         agents=[_exported(ExportedAgent, a, profile=AgentProfile.model_validate(a)) for a in rows.agents],
         conversations=[_exported(ExportedConversation, c) for c in rows.conversations],
-        messages=[_exported(ExportedMessage, m) for m in rows.messages],
+        messages=[_exported(ExportedMessage, m, files=files.get(m.id, [])) for m in rows.messages],
         memories=[_exported(ExportedMemory, m, events=events.get(m.id, [])) for m in rows.memories],
         api_keys=[ApiKeyOut.model_validate(k) for k in rows.api_keys],
     )

@@ -13,11 +13,28 @@ MIN_TIMESTAMP_MS = 946_684_800_000
 MAX_TIMESTAMP_MS = 4_102_444_800_000
 
 
+class ImageUrl(CamelModel):
+    url: str
+
+
 class ImportPart(CamelModel):
-    """A content part: text is kept; images and other kinds are left out of the history."""
+    """A content part: text is kept, and a user message's pictures: file parts (`mediaType`, `url`:
+    a base64 data URL, as the account export writes them) or OpenAI's `image_url` parts with a data
+    URL. Other kinds are left out."""
 
     type: str = Field(max_length=50)
     text: str | None = None
+    media_type: str | None = Field(default=None, max_length=100)
+    url: str | None = None
+    image_url: ImageUrl | None = None
+
+    def picture(self) -> tuple[str | None, str | None] | None:
+        """(media type, url) of a picture part, else None."""
+        if self.type == "file":
+            return self.media_type, self.url
+        if self.type == "image_url":
+            return None, self.image_url.url if self.image_url is not None else None
+        return None
 
 
 class ImportMessage(CamelModel):
@@ -32,6 +49,7 @@ class ImportMessage(CamelModel):
     parts: list[ImportPart] | None = None
     timestamp: int | datetime | None = None
     created_at_ms: int | None = None
+    files: list[ImportPart] | None = Field(default=None, description="the account export's pictures of a message")
 
     @field_validator("timestamp", mode="after")
     @classmethod
@@ -47,6 +65,11 @@ class ImportMessage(CamelModel):
         if content is None:
             return None
         return "".join(p.text for p in content if p.type == "text" and p.text)
+
+    def pictures(self) -> list[tuple[str | None, str | None]]:
+        content = self.content if isinstance(self.content, list) else self.parts or []
+        found = [p.picture() for p in [*content, *(self.files or [])]]
+        return [p for p in found if p is not None]
 
     def at_ms(self) -> int | None:
         value = self.timestamp if self.timestamp is not None else self.created_at_ms

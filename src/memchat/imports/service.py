@@ -28,10 +28,13 @@ from memchat.clock import now_ms
 from memchat.conversations import messages
 from memchat.conversations import repository as conversations
 from memchat.errors import InvalidInput, NotFound
+from memchat.files import repository as files
+from memchat.files.pictures import IncomingPicture, read_picture
 from memchat.imports import repository
-from memchat.imports.schemas import MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS, ImportOut, ImportRequest
+from memchat.imports.schemas import MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS, ImportMessage, ImportOut, ImportRequest
 from memchat.memories.extraction.run import backfill_vectors, extract_safely
 from memchat.models.message import REPLY_DONE
+from memchat.settings import LimitSettings
 from memchat.text import normalize
 
 log = logging.getLogger("memchat.imports")
@@ -44,6 +47,7 @@ class Line:
     role: str
     content: str
     at_ms: int
+    pictures: tuple[IncomingPicture, ...] = ()
 
 
 def import_id_for(agent_id: str, body: ImportRequest, idempotency_key: str | None) -> str:
@@ -51,11 +55,13 @@ def import_id_for(agent_id: str, body: ImportRequest, idempotency_key: str | Non
     return hashlib.sha256(json.dumps([agent_id, source]).encode()).hexdigest()[:24]
 
 
-def history_lines(body: ImportRequest, *, max_chars: int, now: int) -> list[Line]:
+def history_lines(body: ImportRequest, *, limits: LimitSettings, now: int) -> list[Line]:
     """The messages to store, in order, or InvalidInput naming the first bad one. User and assistant
-    messages with text are kept; other roles and empty messages are left out. A message without a
-    time takes the one before it (the first known one for those at the start; now when none has one)."""
-    kept: list[tuple[str, str, int | None]] = []
+    messages with text are kept (a user message's pictures with it, checked as a chat's are); other
+    roles and empty messages are left out. A message without a time takes the one before it (the
+    first known one for those at the start; now when none has one)."""
+    max_chars = limits.max_message_chars
+    kept: list[tuple[str, str, int | None, tuple[IncomingPicture, ...]]] = []
     for i, message in enumerate(body.messages):
         if message.role not in ("user", "assistant"):
             continue
@@ -67,16 +73,25 @@ def history_lines(body: ImportRequest, *, max_chars: int, now: int) -> list[Line
         at = message.at_ms()
         if at is not None and not MIN_TIMESTAMP_MS <= at <= MAX_TIMESTAMP_MS:
             raise InvalidInput(f"messages.{i}: timestamp out of range (epoch milliseconds, 2000-2100)")
-        kept.append((message.role, text, at))
+        kept.append((message.role, text, at, _pictures(i, message, limits) if message.role == "user" else ()))
     if not kept:
         raise InvalidInput("no user or assistant message with text to import", code="nothing_to_import")
-    known = [at for _, _, at in kept if at is not None]
+    known = [at for _, _, at, _ in kept if at is not None]
     last = known[0] if known else now
     lines = []
-    for role, text, at in kept:
+    for role, text, at, pictures in kept:
         last = at if at is not None else last
-        lines.append(Line(role, text, last))
+        lines.append(Line(role, text, last, pictures))
     return lines
+
+
+def _pictures(index: int, message: ImportMessage, limits: LimitSettings) -> tuple[IncomingPicture, ...]:
+    found = message.pictures()
+    if len(found) > limits.max_pictures_per_message:
+        raise InvalidInput(
+            f"messages.{index}: at most {limits.max_pictures_per_message} pictures", code="too_many_pictures"
+        )
+    return tuple(read_picture(media_type, url, max_bytes=limits.max_picture_bytes) for media_type, url in found)
 
 
 async def start_import(
@@ -90,7 +105,7 @@ async def start_import(
     """Store the import (inside the request's transaction). Returns its state and whether it is new."""
     await require_agent(session, user_id, agent_id)
     now = now_ms()
-    lines = history_lines(body, max_chars=services.limits.max_message_chars, now=now)
+    lines = history_lines(body, limits=services.limits, now=now)
     import_id = import_id_for(agent_id, body, idempotency_key)
     await repository.lock_agent(session, agent_id)
     existing = await repository.conversation_of_import(session, agent_id, import_id)
@@ -139,6 +154,11 @@ async def start_import(
             messages.insert_message(conn, values)
             if line.role == "user":
                 user = (values["id"], line.content)
+                stored = files.store_pictures(
+                    conn, message_id=values["id"], user_id=user_id, pictures=line.pictures, now_ms=line.at_ms
+                )
+                if not stored:
+                    raise InvalidInput(f"a picture of message {index} is not one of this user's", code="file_not_found")
                 continue
             # the summary rolls as commit point 2 rolls it, turn by turn
             summary = roll_summary(strategy, summary, history[-recent_limit:], user[1] if user else None, line.content)
