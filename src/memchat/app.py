@@ -12,6 +12,7 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
+from pydantic import Field
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 from sqlalchemy.exc import DBAPIError
@@ -88,6 +89,7 @@ class Health(CamelModel):
     status: str
     database: str
     llm: str
+    images: bool = Field(description="the model is sent the pictures of a message (MEMCHAT_LLM_IMAGES)")
 
 
 def _error(status: int, code: str, message: str, headers: dict[str, str] | None = None) -> JSONResponse:
@@ -316,7 +318,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 )
         local = state.local_model
         llm = "remote" if local is None else f"local:{local.state}"
-        return Health(status="ok", database="ok", llm=llm)
+        return Health(status="ok", database="ok", llm=llm, images=settings.llm.images)
 
     for router in (
         auth_router,

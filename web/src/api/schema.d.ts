@@ -294,6 +294,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/files/{file_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get File
+         * @description A picture sent with one of the user's messages; someone else's is not found, like an unknown id.
+         */
+        get: operations["get_file_api_files__file_id__get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/keys": {
         parameters: {
             query?: never;
@@ -1011,6 +1031,27 @@ export interface components {
             /** Updatedatms */
             updatedAtMs: number;
         };
+        /**
+         * ExportedFile
+         * @description A picture sent with a user message, whole: a file part that POST .../import takes back.
+         */
+        ExportedFile: {
+            /** Id */
+            id: string;
+            /** Mediatype */
+            mediaType: string;
+            /**
+             * Type
+             * @default file
+             * @constant
+             */
+            type: "file";
+            /**
+             * Url
+             * @description the picture as a base64 data URL
+             */
+            url: string;
+        };
         /** ExportedMemory */
         ExportedMemory: {
             /** Agentid */
@@ -1073,6 +1114,11 @@ export interface components {
             conversationId: string;
             /** Createdatms */
             createdAtMs: number;
+            /**
+             * Files
+             * @description the pictures sent with a user message
+             */
+            files?: components["schemas"]["ExportedFile"][];
             /** Id */
             id: string;
             /**
@@ -1089,10 +1135,33 @@ export interface components {
             /** Updatedatms */
             updatedAtMs: number;
         };
+        /**
+         * FilePart
+         * @description A picture sent with a user message (useChat's file part); `url` serves it to its owner.
+         */
+        FilePart: {
+            /** Mediatype */
+            mediaType: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "file";
+            /**
+             * Url
+             * @description /api/files/{id}: the picture, with the same Authorization as this request
+             */
+            url: string;
+        };
         /** HTTPValidationError */
         HTTPValidationError: {
             /** Detail */
             detail?: components["schemas"]["ValidationError"][];
+        };
+        /** ImageUrl */
+        ImageUrl: {
+            /** Url */
+            url: string;
         };
         /**
          * ImportMessage
@@ -1107,6 +1176,11 @@ export interface components {
             content?: string | components["schemas"]["ImportPart"][] | null;
             /** Createdatms */
             createdAtMs?: number | null;
+            /**
+             * Files
+             * @description the account export's pictures of a message
+             */
+            files?: components["schemas"]["ImportPart"][] | null;
             /** Parts */
             parts?: components["schemas"]["ImportPart"][] | null;
             /**
@@ -1143,13 +1217,20 @@ export interface components {
         };
         /**
          * ImportPart
-         * @description A content part: text is kept; images and other kinds are left out of the history.
+         * @description A content part: text is kept, and a user message's pictures: file parts (`mediaType`, `url`:
+         *     a base64 data URL, as the account export writes them) or OpenAI's `image_url` parts with a data
+         *     URL. Other kinds are left out.
          */
         ImportPart: {
+            imageUrl?: components["schemas"]["ImageUrl"] | null;
+            /** Mediatype */
+            mediaType?: string | null;
             /** Text */
             text?: string | null;
             /** Type */
             type: string;
+            /** Url */
+            url?: string | null;
         };
         /** ImportRequest */
         ImportRequest: {
@@ -1335,7 +1416,7 @@ export interface components {
             /** Id */
             id: string;
             /** Parts */
-            parts: (components["schemas"]["ReasoningPart"] | components["schemas"]["TextPart"])[];
+            parts: (components["schemas"]["ReasoningPart"] | components["schemas"]["TextPart"] | components["schemas"]["FilePart"])[];
             /**
              * Role
              * @enum {string}
@@ -1481,13 +1562,21 @@ export interface components {
         };
         /**
          * UIPart
-         * @description A UIMessage part. Only text parts are read; step-start, reasoning, files... are accepted and ignored.
+         * @description A UIMessage part. Text parts and a user message's file parts (pictures) are read; step-start,
+         *     reasoning... are accepted and ignored.
          */
         UIPart: {
+            /** Mediatype */
+            mediaType?: string | null;
             /** Text */
             text?: string | null;
             /** Type */
             type: string;
+            /**
+             * Url
+             * @description a file part: a base64 data URL, or /api/files/{id}
+             */
+            url?: string | null;
         } & {
             [key: string]: unknown;
         };
@@ -2329,6 +2418,40 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["MessagePage"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    get_file_api_files__file_id__get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                file_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/gif": unknown;
+                    "image/jpeg": unknown;
+                    "image/png": unknown;
+                    "image/webp": unknown;
                 };
             };
             /** @description Validation Error */

@@ -3,7 +3,8 @@ import type { ChatMessage } from "../api/types";
 import { formatTime } from "../format";
 import { t } from "../i18n";
 import { CopyButton } from "./CopyButton";
-import { messageReasoning, messageText } from "./history";
+import { messagePictures, messageReasoning, messageText } from "./history";
+import { Picture } from "./Picture";
 
 // The markdown renderer and highlighter are a chunk of their own, loaded with the first reply:
 // the rest of the console does not wait for them. Until then a reply shows as plain text.
@@ -28,6 +29,7 @@ export function MessageBubble({
   const status = message.metadata?.status;
   const text = messageText(message);
   const reasoning = message.role === "assistant" ? messageReasoning(message) : null;
+  const pictures = messagePictures(message);
   const [draft, setDraft] = useState<string | null>(null);
   const editing = draft !== null && canEdit;
 
@@ -101,6 +103,13 @@ export function MessageBubble({
           {streaming ? <span className="cursor" aria-hidden="true" /> : null}
         </div>
       )}
+      {pictures.length > 0 ? (
+        <div className="message-pictures" data-testid="message-pictures">
+          {pictures.map((picture, index) => (
+            <Picture key={`${index}-${picture.url}`} url={picture.url} mediaType={picture.mediaType} />
+          ))}
+        </div>
+      ) : null}
       {!editing && !streaming && text ? (
         <div className="message-actions">
           {message.role === "assistant" ? <CopyButton text={text} label={t.chat.copyReply} testId="copy-reply" /> : null}

@@ -56,7 +56,7 @@ export const deleteConversation = (conversationId: string): Promise<void> =>
   expectOk(api.DELETE("/api/conversations/{conversation_id}", { params: { path: { conversation_id: conversationId } } }));
 
 /** GET /healthz (outside the API schema: it answers 503 bodies of its own). */
-export type Health = { status: string; database: string; llm: string };
+export type Health = { status: string; database: string; llm: string; images?: boolean };
 
 /** Which model answers: `llm` is "remote" or "local:<state>" (the embedded demo model). */
 export async function getHealth(): Promise<Health> {

@@ -11,7 +11,9 @@ export function toChatMessage(message: StoredMessage): ChatMessage {
     parts: message.parts.map((part) =>
       part.type === "reasoning"
         ? { type: "reasoning" as const, text: part.text, state: "done" as const }
-        : { type: "text" as const, text: part.text },
+        : part.type === "file"
+          ? { type: "file" as const, mediaType: part.mediaType, url: part.url }
+          : { type: "text" as const, text: part.text },
     ),
     metadata: { status: message.status, createdAtMs: message.createdAtMs, stored: true },
   };
@@ -19,6 +21,11 @@ export function toChatMessage(message: StoredMessage): ChatMessage {
 
 export function messageText(message: ChatMessage): string {
   return message.parts.map((part) => (part.type === "text" ? part.text : "")).join("");
+}
+
+/** The pictures sent with a message: data URLs before it is stored, /api/files/{id} after. */
+export function messagePictures(message: ChatMessage): { url: string; mediaType: string }[] {
+  return message.parts.flatMap((part) => (part.type === "file" ? [{ url: part.url, mediaType: part.mediaType }] : []));
 }
 
 /** A reasoning model's thinking before the reply, and whether it is still streaming. */

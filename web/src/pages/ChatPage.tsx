@@ -1,5 +1,5 @@
 import { useChat } from "@ai-sdk/react";
-import { DefaultChatTransport } from "ai";
+import { DefaultChatTransport, type FileUIPart } from "ai";
 import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from "react";
 import { Link, useParams, useSearchParams } from "react-router-dom";
 import { getAgent, type MessagePage } from "../api/agents";
@@ -12,8 +12,16 @@ import { chatIdOf, loadMessages, stopChat, targetKey, type ChatTarget } from "..
 import { ChatSidePanel } from "../chat/ChatSidePanel";
 import { Composer } from "../chat/Composer";
 import { DemoBanner } from "../chat/DemoBanner";
-import { mergeLatestPage, oldestStoredId, PAGE_SIZE, prependPage, toChatMessage } from "../chat/history";
+import {
+  mergeLatestPage,
+  messagePictures,
+  oldestStoredId,
+  PAGE_SIZE,
+  prependPage,
+  toChatMessage,
+} from "../chat/history";
 import { MessageBubble } from "../chat/MessageBubble";
+import { useModelSeesPictures } from "../chat/useModelSeesPictures";
 import { useTabSync } from "../chat/tabSync";
 import "../chat/chat.css";
 import { ErrorBanner } from "../components/ErrorBanner";
@@ -77,6 +85,8 @@ function ChatView({ agent, target, firstPage }: { agent: Agent; target: ChatTarg
   const [liveConversation, setLiveConversation] = useState<ChatDataParts["conversation"] | null>(null);
   // the code of the stream's last error (its `data-error` part), so the banner says it in the UI's words
   const [streamError, setStreamError] = useState<ApiError | null>(null);
+  // when the model is sent no pictures, the composer says so once
+  const modelSeesPictures = useModelSeesPictures();
   const [stopping, setStopping] = useState(false);
 
   // The AI SDK's UI message stream. A reply that streams while the page (re)loads is picked up
@@ -265,10 +275,10 @@ function ChatView({ agent, target, firstPage }: { agent: Agent; target: ChatTarg
     document.getElementById(`message-${focusId}`)?.scrollIntoView({ block: "center" });
   }, [focusId, focusFound]);
 
-  const send = (text: string) => {
+  const send = (text: string, files: FileUIPart[]) => {
     atBottom.current = true;
     setStreamError(null);
-    void sendMessage({ text });
+    void sendMessage(files.length > 0 ? { text, files } : { text });
   };
 
   // 停止: the server stops the reply (on whichever instance streams it) and stores what was
@@ -292,7 +302,10 @@ function ChatView({ agent, target, firstPage }: { agent: Agent; target: ChatTarg
     if (busy) return;
     atBottom.current = true;
     setStreamError(null);
-    void sendMessage({ text, messageId });
+    // the edited message keeps its pictures: sent back by their stored URLs
+    const edited = messages.find((m) => m.id === messageId);
+    const files = edited ? messagePictures(edited).map((p) => ({ type: "file" as const, ...p })) : [];
+    void sendMessage(files.length > 0 ? { text, files, messageId } : { text, messageId });
   };
 
   const last = messages.at(-1);
@@ -369,6 +382,7 @@ function ChatView({ agent, target, firstPage }: { agent: Agent; target: ChatTarg
           busy={busy}
           stopping={stopping}
           regenerateLabel={canRegenerate ? (last?.role === "assistant" ? t.chat.regenerate : t.common.retry) : null}
+          modelSeesPictures={modelSeesPictures}
           onSend={send}
           onRegenerate={() => {
             setStreamError(null);
