@@ -85,7 +85,7 @@ async def test_migrate_user_create_and_token(fresh_sqlite: dict[str, str], tmp_p
             # the JWT secret was generated once and kept in the data folder
             assert (Path(fresh_sqlite["MEMCHAT_DATA_DIR"]) / "jwt_secret").is_file()
             health = await client.get("/healthz")
-            assert health.json() == {"status": "ok", "database": "ok", "llm": "remote"}
+            assert health.json() == {"status": "ok", "database": "ok", "llm": "remote", "images": False}
             root = await client.get("/")
             assert "npm run build" in root.text
     finally:
