@@ -33,6 +33,7 @@ class TurnMessage:
     id: str
     seq: int
     content: str
+    picture_count: int = 0
 
 
 @dataclass(frozen=True)
@@ -112,7 +113,7 @@ def store_user_side(
     if intent.kind == "regenerate" or intent.edited_id is not None:
         summary = conversations.summary_for_update(conn, conversation_id)  # as `_replace_from` left it
     recent = messages.recent_messages(conn, conversation_id, limit=recent_limit, before_seq=message.seq)
-    recent_pictures, pictures = read_pictures(conn, [row.id for row in recent], message.id, picture_history)
+    recent_pictures, pictures = read_pictures(conn, recent, message, picture_history)
     return UserSide(
         found,
         conversation_id,
@@ -126,23 +127,25 @@ def store_user_side(
 
 
 def read_pictures(
-    conn: Connection, recent_ids: list[str], message_id: str, picture_history: int | None
+    conn: Connection, recent: list[AnyRow], message: TurnMessage, picture_history: int | None
 ) -> tuple[list[Pictures], Pictures]:
     """What the prompt says of the pictures: with `picture_history` None (the model reads none) only
     how many each message had; else the answered message's pictures and those of the last
-    `picture_history` earlier messages that had any, as data URLs."""
-    counts = files.picture_counts(conn, [*recent_ids, message_id])
+    `picture_history` earlier messages that had any, as data URLs (read only when there are any)."""
+    counts = {row.id: row.picture_count for row in recent if row.picture_count}
+    if message.picture_count:
+        counts[message.id] = message.picture_count
     sent: list[str] = []
-    if picture_history is not None:
-        earlier = [i for i in recent_ids if counts.get(i)]
-        sent = [message_id, *(earlier[-picture_history:] if picture_history else [])]
-    data = files.pictures_of(conn, [i for i in sent if counts.get(i)])
+    if picture_history is not None and counts:
+        earlier = [row.id for row in recent if row.id in counts]
+        sent = [message.id, *(earlier[-picture_history:] if picture_history else [])]
+    data = files.pictures_of(conn, [i for i in sent if i in counts])
 
     def pictures(i: str) -> Pictures:
         urls = tuple(data_url(p.media_type, p.data) for p in data.get(i, []))
         return Pictures(counts.get(i, 0), urls)
 
-    return [pictures(i) for i in recent_ids], pictures(message_id)
+    return [pictures(row.id) for row in recent], pictures(message.id)
 
 
 def _check_login_token(conn: Connection, user_id: str, issued_at_ms: int) -> None:
@@ -205,7 +208,7 @@ def _answer_again(conn: Connection, claim: TurnClaim, message: AnyRow) -> TurnMe
     if reply is not None:
         return StoredReply(reply.content, reply.id, message.id, reply.conversation_id, reply.status, reply.reasoning)
     _claim(conn, claim, message.id, "this message is still being answered")
-    return TurnMessage(message.id, message.seq, message.content)
+    return TurnMessage(message.id, message.seq, message.content, message.picture_count)
 
 
 def _claim(conn: Connection, claim: TurnClaim, message_id: str, busy: str) -> None:
@@ -222,7 +225,7 @@ def _regenerate_target(conn: Connection, claim: TurnClaim, conversation_id: str)
     _claim(conn, claim, last_user.id, "the last message is still being answered")
     if last_assistant is not None and last_assistant.seq > last_user.seq:
         _replace_from(conn, conversation_id, last_assistant.seq)
-    return TurnMessage(last_user.id, last_user.seq, last_user.content)
+    return TurnMessage(last_user.id, last_user.seq, last_user.content, last_user.picture_count)
 
 
 def _replace_from(conn: Connection, conversation_id: str, from_seq: int) -> None:
@@ -263,6 +266,7 @@ def _insert(
         reply_state=REPLY_PENDING,
         turn_owner=claim.owner,
         turn_lease_until_ms=claim.until_ms,
+        picture_count=len(intent.pictures),
     )
     seq = messages.insert_message_once(conn, values) if once else messages.insert_message(conn, values)
     if seq is None:
@@ -273,4 +277,4 @@ def _insert(
     if not stored:  # raised inside the transaction: the message goes too
         raise InvalidInput("a picture sent again is not one of this user's", code="file_not_found")
     conversations.bump_conversation(conn, conversation_id, count_delta=1, now_ms=now)
-    return TurnMessage(values["id"], seq, intent.text)
+    return TurnMessage(values["id"], seq, intent.text, len(intent.pictures))

@@ -44,6 +44,7 @@ def message_values(
     turn_lease_until_ms: int | None = None,
     summary_before: str | None = None,
     reasoning: str | None = None,
+    picture_count: int = 0,
 ) -> dict[str, Any]:
     """A message row: every column but seq (the database numbers messages)."""
     return {
@@ -62,6 +63,7 @@ def message_values(
         "turn_lease_until_ms": turn_lease_until_ms,
         "summary_before": summary_before,
         "reasoning": reasoning,
+        "picture_count": picture_count,
         "created_at_ms": now_ms,
         "updated_at_ms": now_ms,
     }
@@ -71,6 +73,7 @@ def message_values(
 
 _MESSAGE_COLUMNS = (
     messages.c.id,
+    messages.c.picture_count,
     messages.c.seq,
     messages.c.role,
     messages.c.content,
@@ -132,7 +135,7 @@ def insert_message_once(conn: Connection, values: dict[str, Any]) -> int | None:
 
 
 _RECENT = (
-    select(messages.c.id, messages.c.role, messages.c.content)
+    select(messages.c.id, messages.c.role, messages.c.content, messages.c.picture_count)
     .where(
         messages.c.conversation_id == bindparam("conversation_id"),
         messages.c.status != SUPERSEDED,
@@ -144,7 +147,7 @@ _RECENT = (
 
 
 def recent_messages(conn: Connection, conversation_id: str, *, limit: int, before_seq: int) -> list[AnyRow]:
-    """The newest `limit` live messages before `before_seq`, oldest first: id, role, content."""
+    """The newest `limit` live messages before `before_seq`, oldest first: id, role, content, picture_count."""
     if limit <= 0:
         return []
     params = {"conversation_id": conversation_id, "before_seq": before_seq, "limit": limit}

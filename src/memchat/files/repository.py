@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import cast
 
-from sqlalchemy import Table, func, insert, literal, select
+from sqlalchemy import Table, insert, literal, select
 from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -65,17 +65,6 @@ def store_pictures(
         if conn.execute(insert(files).from_select(columns, copy)).rowcount != 1:
             return False
     return True
-
-
-def picture_counts(conn: Connection, message_ids: Sequence[str]) -> dict[str, int]:
-    if not message_ids:
-        return {}
-    query = (
-        select(files.c.message_id, func.count())
-        .where(files.c.message_id.in_(list(message_ids)))
-        .group_by(files.c.message_id)
-    )
-    return {row[0]: int(row[1]) for row in conn.execute(query)}
 
 
 def pictures_of(conn: Connection, message_ids: Sequence[str]) -> dict[str, list[PictureData]]:

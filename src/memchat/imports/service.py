@@ -150,6 +150,7 @@ async def start_import(
                 if line.role == "assistant"
                 else None,
                 summary_before=(summary or "") if line.role == "assistant" else None,
+                picture_count=len(line.pictures),
             )
             messages.insert_message(conn, values)
             if line.role == "user":

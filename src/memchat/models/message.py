@@ -1,4 +1,4 @@
-from sqlalchemy import BigInteger, ForeignKey, Index, String, Text, UniqueConstraint
+from sqlalchemy import BigInteger, ForeignKey, Index, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
 from memchat.models.base import Base, SeqInteger, new_id
@@ -49,5 +49,7 @@ class Message(Base):
     summary_before: Mapped[str | None] = mapped_column(Text, default=None)
     # a reasoning model's thinking (assistant messages): shown in history, never in a prompt
     reasoning: Mapped[str | None] = mapped_column(Text, default=None)
+    # a user message: how many pictures were sent with it (message_files), read with the history
+    picture_count: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     created_at_ms: Mapped[int] = mapped_column(BigInteger)
     updated_at_ms: Mapped[int] = mapped_column(BigInteger)

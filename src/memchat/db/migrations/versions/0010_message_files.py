@@ -6,7 +6,8 @@ Create Date: 2026-12-04 13:20:00
 
 A user message may carry pictures (the AI SDK's file parts). Their bytes live in the database,
 not on one instance's disk, so that every instance serves them and sends them upstream; they go
-with their message and with their owner.
+with their message and with their owner. `messages.picture_count` says how many a message has, so
+that the prompt's history is read without another statement when none has any.
 """
 
 from collections.abc import Sequence
@@ -38,8 +39,12 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("id", name="pk_message_files"),
     )
     op.create_index("ix_message_files_message", "message_files", ["message_id", "position"])
+    with op.batch_alter_table("messages") as batch:
+        batch.add_column(sa.Column("picture_count", sa.Integer(), nullable=False, server_default="0"))
 
 
 def downgrade() -> None:
+    with op.batch_alter_table("messages") as batch:
+        batch.drop_column("picture_count")
     op.drop_index("ix_message_files_message", table_name="message_files")
     op.drop_table("message_files")
