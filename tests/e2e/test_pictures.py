@@ -1,4 +1,4 @@
-"""Pictures in the console: attached (button, drop), shown as thumbnails in the composer, sent to
+"""Pictures in the console: attached (button, drop, paste), shown as thumbnails in the composer, sent to
 the upstream as an image_url part when the model reads pictures (else the prompt marks [图片] and
 the user is told once), shown in history after a reload and opened full size, at 1280 and 390 px."""
 
@@ -29,6 +29,14 @@ DROP = """([selector, b64, name, type]) => {
   for (const kind of ["dragenter", "dragover", "drop"]) {
     target.dispatchEvent(new DragEvent(kind, { dataTransfer: transfer, bubbles: true, cancelable: true }));
   }
+}"""
+# a picture pasted into the message field (a screenshot from the clipboard)
+PASTE = """([b64, name, type]) => {
+  const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+  const transfer = new DataTransfer();
+  transfer.items.add(new File([bytes], name, { type }));
+  const field = document.querySelector("[data-testid=composer]");
+  field.dispatchEvent(new ClipboardEvent("paste", { clipboardData: transfer, bubbles: true, cancelable: true }));
 }"""
 LOADED = "img => img.complete && img.naturalWidth > 0"
 
@@ -123,9 +131,9 @@ def test_without_image_support_a_dropped_picture_is_marked_and_the_user_told_onc
     assert request["messages"][-1] == {"role": "user", "content": "看看这个\n[图片]"}
     expect(page.locator("[data-testid=message][data-role=user]").last.get_by_test_id("message-picture")).to_be_visible()
 
-    # told once: the next picture brings no notice
+    # told once: the next picture (pasted this time) brings no notice
     page.reload()
     expect(page.get_by_test_id("composer")).to_be_visible()
-    page.evaluate(DROP, ["[data-testid=composer-form]", encoded, "b.png", "image/png"])
+    page.evaluate(PASTE, [encoded, "b.png", "image/png"])
     expect(page.get_by_test_id("composer-picture")).to_have_count(1)
     expect(page.get_by_test_id("pictures-not-seen")).to_have_count(0)
