@@ -1,3 +1,4 @@
+import base64
 from typing import TypeVar
 
 from sqlalchemy.exc import IntegrityError
@@ -17,7 +18,6 @@ from memchat.auth.schemas import (
 )
 from memchat.clock import now_ms
 from memchat.errors import Conflict, Forbidden, NotFound, TooManyRequests, Unauthorized
-from memchat.files.pictures import data_url
 from memchat.limits.throttle import LoginGuard
 from memchat.models import User
 from memchat.schemas import AgentProfile, CamelModel
@@ -115,7 +115,8 @@ async def export_account(session: AsyncSession, user: User) -> AccountExport:
         events.setdefault(event.memory_id, []).append(_exported(ExportedMemoryEvent, event))
     files: dict[str, list[ExportedFile]] = {}
     for f in rows.files:
-        exported = ExportedFile(id=f.id, media_type=f.media_type, url=data_url(f.media_type, f.data))
+        url = f"data:{f.media_type};base64,{base64.b64encode(f.data).decode('ascii')}"
+        exported = ExportedFile(id=f.id, media_type=f.media_type, url=url)
         files.setdefault(f.message_id, []).append(exported)
     return AccountExport(
         exported_at_ms=now_ms(),
