@@ -1,4 +1,5 @@
 import { useState, type FormEvent } from "react";
+import { useNavigate } from "react-router-dom";
 import { changePassword, deleteAccount, exportAccount } from "../api/account";
 import { useAuth } from "../auth";
 import { ErrorBanner } from "../components/ErrorBanner";
@@ -105,6 +106,7 @@ function ExportSection() {
 
 function DeleteSection({ email }: { email: string }) {
   const { logout } = useAuth();
+  const navigate = useNavigate();
   const [typed, setTyped] = useState("");
   const action = useAction();
   const confirmed = email !== "" && typed.trim().toLowerCase() === email.toLowerCase();
@@ -115,6 +117,8 @@ function DeleteSection({ email }: { email: string }) {
     await action.run(async () => {
       await deleteAccount();
       logout();
+      // The sign-in page says that it is done: nothing else would.
+      navigate("/login", { replace: true, state: { accountDeleted: true } });
     });
   };
 

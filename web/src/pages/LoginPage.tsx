@@ -15,7 +15,8 @@ export function LoginPage({ mode }: { mode: "login" | "signup" }) {
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
 
-  const from = (location.state as { from?: string } | null)?.from ?? "/";
+  const state = location.state as { from?: string; accountDeleted?: boolean } | null;
+  const from = state?.from ?? "/";
   if (token) return <Navigate to={from} replace />;
 
   const submit = async (event: FormEvent) => {
@@ -38,7 +39,13 @@ export function LoginPage({ mode }: { mode: "login" | "signup" }) {
       <form className="card auth-card" onSubmit={submit} aria-label={signupMode ? t.auth.signupTitle : t.auth.loginTitle}>
         <h1>{t.appName}</h1>
         <h2>{signupMode ? t.auth.signupTitle : t.auth.loginTitle}</h2>
-        {expired && !signupMode ? <p className="notice">{t.auth.sessionExpired}</p> : null}
+        {state?.accountDeleted ? (
+          <p className="notice" role="status" data-testid="account-deleted">
+            {t.auth.accountDeleted}
+          </p>
+        ) : expired && !signupMode ? (
+          <p className="notice">{t.auth.sessionExpired}</p>
+        ) : null}
         <label>
           {t.auth.email}
           <input
@@ -58,10 +65,16 @@ export function LoginPage({ mode }: { mode: "login" | "signup" }) {
             autoComplete={signupMode ? "new-password" : "current-password"}
             required
             minLength={signupMode ? 8 : 1}
-            placeholder={signupMode ? t.auth.passwordHint : undefined}
+            aria-describedby={signupMode ? "password-hint" : undefined}
             value={password}
             onChange={(e) => setPassword(e.target.value)}
           />
+          {/* shown, not a placeholder: it stays in sight while the password is typed */}
+          {signupMode ? (
+            <small className="field-hint" id="password-hint" data-testid="password-hint">
+              {t.auth.passwordHint}
+            </small>
+          ) : null}
         </label>
         {signupMode ? (
           <label>
@@ -76,7 +89,7 @@ export function LoginPage({ mode }: { mode: "login" | "signup" }) {
         <button
           type="button"
           className="link-button"
-          onClick={() => navigate(signupMode ? "/login" : "/signup", { state: location.state })}
+          onClick={() => navigate(signupMode ? "/login" : "/signup", { state: state?.from ? { from: state.from } : null })}
         >
           {signupMode ? t.auth.toLogin : t.auth.toSignup}
         </button>
