@@ -1,7 +1,6 @@
 import { useState, type FormEvent } from "react";
-import { useNavigate } from "react-router-dom";
 import { changePassword, deleteAccount, exportAccount } from "../api/account";
-import { useAuth } from "../auth";
+import { ACCOUNT_DELETED_KEY, useAuth } from "../auth";
 import { ErrorBanner } from "../components/ErrorBanner";
 import { downloadJson } from "../download";
 import { t } from "../i18n";
@@ -106,7 +105,6 @@ function ExportSection() {
 
 function DeleteSection({ email }: { email: string }) {
   const { logout } = useAuth();
-  const navigate = useNavigate();
   const [typed, setTyped] = useState("");
   const action = useAction();
   const confirmed = email !== "" && typed.trim().toLowerCase() === email.toLowerCase();
@@ -116,9 +114,9 @@ function DeleteSection({ email }: { email: string }) {
     if (!confirmed) return;
     await action.run(async () => {
       await deleteAccount();
+      // The sign-in page, where signing out lands, says that it is done: nothing else would.
+      sessionStorage.setItem(ACCOUNT_DELETED_KEY, "1");
       logout();
-      // The sign-in page says that it is done: nothing else would.
-      navigate("/login", { replace: true, state: { accountDeleted: true } });
     });
   };
 

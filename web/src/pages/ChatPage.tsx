@@ -112,6 +112,7 @@ function ChatView({ agent, target, firstPage }: { agent: Agent; target: ChatTarg
   const initialMessages = useMemo(() => firstPage.messages.map(toChatMessage), [firstPage]);
   const syncRef = useRef<(expectReply: boolean) => Promise<void>>(async () => {});
   const followRef = useRef<(evenIfBusy?: boolean) => Promise<void>>(async () => {});
+  const metConflict = useRef(false);
   // While a look for a reply streaming elsewhere runs, no 重试 is offered for the turn.
   const [lookingForLive, setLookingForLive] = useState(false);
 
@@ -133,9 +134,17 @@ function ChatView({ agent, target, firstPage }: { agent: Agent; target: ChatTarg
     },
     onError: (err) => {
       // A retry (or a send) while another tab or device's reply to it streams: follow that reply.
-      if (errorCodeOf(err) === "turn_in_progress") setTimeout(() => void followRef.current(true), 0);
+      if (errorCodeOf(err) !== "turn_in_progress") return;
+      metConflict.current = true;
+      setTimeout(() => void followRef.current(true), 0);
     },
     onFinish: ({ isAbort, isError }) => {
+      // The refused request's end: following the live reply takes it from here (a sync now
+      // would race it and drop the reply it shows).
+      if (metConflict.current) {
+        metConflict.current = false;
+        return;
+      }
       // Take the stored turn, with the server's ids, right away: after a failure that is the
       // user's message alone. A local abort (the stop request failed) syncs in stopReply.
       if (isAbort) setPanelVersion((v) => v + 1);
@@ -183,6 +192,9 @@ function ChatView({ agent, target, firstPage }: { agent: Agent; target: ChatTarg
     } finally {
       setLookingForLive(false);
     }
+    // After a refused retry the screen still shows the refusal's state: the server's view, whether
+    // the reply streamed here (its own finish synced too) or had ended already.
+    if (evenIfBusy) await syncRef.current(false);
   }, [resumeStream]);
   useEffect(() => {
     followRef.current = followLive;

@@ -1,6 +1,6 @@
-import { useState, type FormEvent } from "react";
+import { useEffect, useState, type FormEvent } from "react";
 import { Navigate, useLocation, useNavigate } from "react-router-dom";
-import { useAuth } from "../auth";
+import { ACCOUNT_DELETED_KEY, useAuth } from "../auth";
 import { ErrorBanner } from "../components/ErrorBanner";
 import { LanguageSwitch } from "../components/LanguageSwitch";
 import { t } from "../i18n";
@@ -15,7 +15,10 @@ export function LoginPage({ mode }: { mode: "login" | "signup" }) {
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
 
-  const state = location.state as { from?: string; accountDeleted?: boolean } | null;
+  const state = location.state as { from?: string } | null;
+  // Shown once, on the visit that deleting the account leads to.
+  const [accountDeleted] = useState(() => sessionStorage.getItem(ACCOUNT_DELETED_KEY) !== null);
+  useEffect(() => sessionStorage.removeItem(ACCOUNT_DELETED_KEY), []);
   const from = state?.from ?? "/";
   if (token) return <Navigate to={from} replace />;
 
@@ -39,7 +42,7 @@ export function LoginPage({ mode }: { mode: "login" | "signup" }) {
       <form className="card auth-card" onSubmit={submit} aria-label={signupMode ? t.auth.signupTitle : t.auth.loginTitle}>
         <h1>{t.appName}</h1>
         <h2>{signupMode ? t.auth.signupTitle : t.auth.loginTitle}</h2>
-        {state?.accountDeleted ? (
+        {accountDeleted ? (
           <p className="notice" role="status" data-testid="account-deleted">
             {t.auth.accountDeleted}
           </p>
