@@ -8,6 +8,7 @@ Prints a markdown report and writes it to bench/memory_eval/RESULTS.md (--output
 import argparse
 import asyncio
 import itertools
+import re
 import sys
 import time
 from collections import Counter
@@ -47,6 +48,7 @@ from memchat.memories.language.rules import extract_candidate_memories
 from memchat.memories.types import V2_MEMORY_TYPES as MEMORY_TYPES
 
 MAX_FALSE_MERGE = 0.02
+_CJK = re.compile(r"[\u3400-\u9fff]")
 
 
 def _pct(x: float) -> str:
@@ -118,7 +120,8 @@ async def _evaluate(args: argparse.Namespace, examples: list[Example]) -> list[s
             candidates = await extractor.extract(e.text)
             predicted[e.id] = candidates[0].type if candidates else None
         for lang, name in (("zh", "Chinese"), ("en", "English")):
-            rows = [e for e in fresh if lang_of(e) == lang]
+            # these rows carry no language in their ids: a row with CJK characters is Chinese
+            rows = [e for e in fresh if ("zh" if _CJK.search(e.text) else "en") == lang]
             if rows:
                 results[f"embeddings, {path.name} {name} ({len(rows)})"] = score_predictions(rows, predicted)
 

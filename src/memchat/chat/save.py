@@ -58,8 +58,9 @@ def save_assistant_turn(
     """
     message = normalize(assistant_text)
     now = now_ms()
-    if turn.conversation_id is not None:
-        conversations.lock_branch(conn, turn.conversation_id)  # before the turn's row, as commit point 1
+    # the conversation's row lock, before the turn's row as in commit point 1; the summary as stored
+    # now, which nothing changes until this transaction ends
+    previous = conversations.lock_branch(conn, turn.conversation_id) if turn.conversation_id is not None else None
     if turn.user_message_id is not None and turn.owner is not None:
         state = REPLY_DONE if turn.agent_id and turn.conversation_id and message else REPLY_FAILED
         if not messages.finish_turn(conn, turn.user_message_id, owner=turn.owner, reply_state=state, now_ms=now):
@@ -71,10 +72,10 @@ def save_assistant_turn(
             set_latest_message(conn, agent_id=turn.agent_id, text=message, now_ms=now)
         return None
 
-    # What the summary rolls on is what is stored now: the same as commit point 1 read when no
-    # other turn of the conversation ended meanwhile, and with their lines when one did. The reply
-    # keeps it, so that an edit or a regenerate replacing this turn can put it back.
-    previous = conversations.summary_for_update(conn, turn.conversation_id)
+    # What the summary rolls on is what is stored now (`previous`, read under the lock): the same
+    # as commit point 1 read when no other turn of the conversation ended meanwhile, and with their
+    # lines when one did. The reply keeps it, so that an edit or a regenerate replacing this turn
+    # can put it back.
     values = messages.message_values(
         conversation_id=turn.conversation_id,
         user_id=turn.user_id,

@@ -73,15 +73,17 @@ def store_user_side(
 ) -> UserSide | StoredReply:
     """Steps 3-6 in one transaction: agent, conversation, user message, history, memories."""
     assert intent.agent_id is not None
-    if intent.token_issued_at_ms is not None:
-        _check_login_token(conn, intent.user_id, intent.token_issued_at_ms)
     found = conversations.agent_with_conversation(
         conn, user_id=intent.user_id, agent_id=intent.agent_id, conversation_id=intent.conversation_id
     )
     if found is None:
+        if intent.token_issued_at_ms is not None:
+            _check_login_token(conn, intent.user_id, intent.token_issued_at_ms)
         if not user_exists(conn, intent.user_id):
             raise Unauthorized("invalid token", code="invalid_token")  # a deleted user's token: 401, not 404
         raise NotFound("agent not found", code="agent_not_found")
+    if intent.token_issued_at_ms is not None:  # a login token from before a password change: 401
+        check_token_current(intent.token_issued_at_ms, found.tokens_valid_after_ms)
     conversation_id, summary = found.conversation_id, found.conversation_summary
     if conversation_id is None:
         if intent.conversation_id is not None:
@@ -91,7 +93,7 @@ def store_user_side(
         )
         conversation_id, summary = created.id, created.summary
     else:
-        summary = conversations.lock_branch(conn, conversation_id)
+        summary = conversations.lock_branch(conn, conversation_id, read_in_this_transaction=(summary,))
     message = _turn_message(conn, claim, intent, conversation_id, found.id)
     if isinstance(message, StoredReply):
         return message

@@ -12,13 +12,14 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from memchat.conversations.forget import forget_statements
 from memchat.db.engine import AnyRow, dialect_insert
-from memchat.models import Agent, Conversation, Message
+from memchat.models import Agent, Conversation, Message, User
 from memchat.models.base import new_id
 from memchat.models.conversation import DEFAULT_SLOT
 from memchat.models.message import SUPERSEDED
 from memchat.schemas import PROFILE_FIELDS
 
 agents = cast(Table, Agent.__table__)
+_users = cast(Table, User.__table__)
 conversations = cast(Table, Conversation.__table__)
 _messages = cast(Table, Message.__table__)
 
@@ -31,12 +32,15 @@ _AGENT_COLUMNS = (agents.c.id, agents.c.name, agents.c.handle, agents.c.default_
 
 
 def _agent_with_conversation(conversation_match: Any) -> Any:
-    joined = agents.outerjoin(conversations, (conversations.c.agent_id == agents.c.id) & conversation_match)
+    joined = agents.join(_users, _users.c.id == agents.c.user_id).outerjoin(
+        conversations, (conversations.c.agent_id == agents.c.id) & conversation_match
+    )
     return (
         select(
             *_AGENT_COLUMNS,
             conversations.c.id.label("conversation_id"),
             conversations.c.summary.label("conversation_summary"),
+            _users.c.tokens_valid_after_ms.label("tokens_valid_after_ms"),
         )
         .select_from(joined)
         .where(agents.c.id == bindparam("agent_id"), agents.c.user_id == bindparam("user_id"))
@@ -52,7 +56,8 @@ _AGENT_WITH_GIVEN = _agent_with_conversation(
 def agent_with_conversation(
     conn: Connection, *, user_id: str, agent_id: str, conversation_id: str | None
 ) -> AnyRow | None:
-    """The user's agent with its default conversation, or with `conversation_id` when given.
+    """The user's agent with its default conversation, or with `conversation_id` when given, and
+    the user's tokens_valid_after_ms (for the login token's check).
 
     One statement; conversation_id is NULL when the conversation does not exist (yet).
     """
@@ -125,15 +130,20 @@ _SUMMARY_FOR_UPDATE = (
 )
 
 
-def lock_branch(conn: Connection, conversation_id: str) -> str | None:
+def lock_branch(
+    conn: Connection, conversation_id: str, *, read_in_this_transaction: tuple[str | None] | None = None
+) -> str | None:
     """Take the conversation's row lock until commit (PostgreSQL; SQLite has one writer anyway);
-    its summary as it stands under the lock.
+    its summary as it stands under the lock. On SQLite, a summary this write transaction already
+    read (`read_in_this_transaction`) is the one under the lock: no statement runs.
 
     Every change to the conversation's live branch takes it first: commit point 1 (a new message,
     an edit, a regenerate, a retry) and commit point 2 (the reply). So they happen one after the
     other, each reading what the one before committed, and the database, not timing, picks which
     of two racing changes wins: the second sees the first's live turn and is a 409. Taken first,
     before any message row, it also keeps them from deadlocking on each other's rows."""
+    if read_in_this_transaction is not None and conn.dialect.name == "sqlite":
+        return read_in_this_transaction[0]
     return summary_for_update(conn, conversation_id)
 
 
