@@ -50,7 +50,7 @@ export function ChatPage() {
     return (
       <div className="not-found-chat" data-testid="chat-not-found">
         <ErrorBanner error={error} />
-        <Link to={back} className="button-link" data-testid="chat-way-back">
+        <Link to={back} data-testid="chat-way-back">
           {agent.error ? t.chat.backToAgents : t.chat.backToChat}
         </Link>
       </div>
