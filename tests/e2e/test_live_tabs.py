@@ -115,3 +115,27 @@ def test_a_phone_follows_the_reply_and_its_retry_does_not_stand_as_an_error(
         expect(_replies(phone).last.get_by_test_id("message-text")).to_have_text("又一段，说完了。")
         expect(_replies(phone).last).to_have_attribute("data-status", "completed")
         assert phone.evaluate("document.documentElement.scrollWidth - window.innerWidth") <= 0
+
+
+def test_a_phone_on_screen_follows_a_turn_another_device_starts(
+    browser: Any, logged_in: Any, server: Server, account: Account, upstream: Upstream
+) -> None:
+    desktop = logged_in
+    agent_id = create_agent(server, account.token, "小雨")
+    open_chat(desktop, agent_id)
+    with signed_in_page(browser, server, account.token) as phone:
+        phone.set_viewport_size(PHONE)
+        open_chat(phone, agent_id)
+        expect(phone.get_by_text("还没有消息，打个招呼吧。")).to_be_visible()
+        upstream.script(HELD)
+        send_message(desktop, "从电脑上发的")
+        expect(_replies(desktop).last.get_by_test_id("message-text")).to_have_text("第一段，")
+        # No channel reaches the phone and it stays on screen: its idle check finds the new message
+        # and it follows the reply live.
+        live = _replies(phone).last
+        expect(live).to_have_attribute("data-status", "streaming", timeout=15_000)
+        expect(live.get_by_test_id("message-text")).to_have_text("第一段，")
+        expect(phone.get_by_test_id("regenerate")).to_have_count(0)
+        upstream.release()
+        expect(live.get_by_test_id("message-text")).to_have_text("第一段，第二段。")
+        expect(live).to_have_attribute("data-status", "completed")

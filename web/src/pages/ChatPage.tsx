@@ -22,6 +22,9 @@ import { t } from "../i18n";
 import { useOnVisible } from "../useOnVisible";
 import { useResource } from "../useResource";
 
+/** How often an idle chat on screen looks for another device's new message. */
+const OTHER_DEVICE_CHECK_MS = 3000;
+
 const SEARCH_PAGE_SIZE = 200;
 // The UI message stream finishes after the reply is stored, but a stream that broke off (network)
 // may end before: look again a few times before settling for a page without the reply.
@@ -241,6 +244,22 @@ function ChatView({ agent, target, firstPage }: { agent: Agent; target: ChatTarg
   useOnVisible(() => {
     if (!busyRef.current) void catchUp();
   });
+  // A device on screen hears of no other device's turn (the channel above is this browser's):
+  // while it is idle it asks for the newest stored message now and then, and a message it does
+  // not show yet (another device's, stored before its reply streams) makes it catch up and follow.
+  useEffect(() => {
+    const check = async () => {
+      if (busyRef.current || document.visibilityState !== "visible") return;
+      try {
+        const newest = (await loadMessages(target, { limit: 1 })).messages[0];
+        if (newest && !busyRef.current && !messagesRef.current.some((m) => m.id === newest.id)) await catchUp();
+      } catch {
+        // offline for a moment: the next check, or coming back into view, repairs it
+      }
+    };
+    const timer = window.setInterval(() => void check(), OTHER_DEVICE_CHECK_MS);
+    return () => window.clearInterval(timer);
+  }, [target, catchUp]);
 
   // Scrolling: stay at the bottom while the reply streams in, unless the user scrolled up;
   // keep the view still when an earlier page is put in front.
