@@ -3,6 +3,7 @@
 import asyncio
 import os
 import re
+import socket
 import subprocess
 import sys
 from collections.abc import AsyncIterator
@@ -275,3 +276,19 @@ async def test_user_list_passwd_and_delete(cli_env: dict[str, str], running: Run
     assert_fails(
         await cli_async("user", "delete", "first@example.com", "--yes", env=cli_env), "no user first@example.com"
     )
+
+
+def test_a_port_in_use_is_said_plainly_before_any_banner(fresh_sqlite: dict[str, str]) -> None:
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        # MEMCHAT_PORT names the port as --port does (scripts/run passes both ways).
+        by_env = run_cli("serve", env={**fresh_sqlite, "MEMCHAT_PORT": str(port)})
+        by_option = run_cli("serve", "--host", "127.0.0.1", "--port", str(port), env=fresh_sqlite)
+    for result in (by_env, by_option):
+        assert_fails(
+            result,
+            f"port {port} on 127.0.0.1 is already in use (another memchat, or another program). "
+            f"Pick another: memchat serve --port {port + 1}, or MEMCHAT_PORT={port + 1} make run.",
+        )

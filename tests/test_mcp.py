@@ -6,6 +6,7 @@ import io
 import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
@@ -73,6 +74,20 @@ async def rest_memories(running: Running, token: str, agent_id: str) -> list[dic
     assert response.status_code == 200
     memories: list[dict[str, Any]] = response.json()["memories"]
     return memories
+
+
+async def test_the_server_names_itself_with_memchats_version(running: Running) -> None:
+    token = await signup(running.client)
+    async with (
+        httpx2.AsyncClient(headers=auth(token), timeout=30) as http,
+        streamable_http_client(f"{running.base_url}/mcp", http_client=http) as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        result = await session.initialize()
+    assert result.server_info.name == "memchat"
+    assert result.server_info.version == version("memchat") != ""
+    # The same version as the REST API's OpenAPI document.
+    assert (await running.client.get("/openapi.json")).json()["info"]["version"] == result.server_info.version
 
 
 async def test_the_tools_are_listed(running: Running) -> None:

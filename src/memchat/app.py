@@ -19,6 +19,7 @@ from sqlalchemy.exc import DBAPIError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import JSONResponse
 
+from memchat import __version__
 from memchat.agents.router import router as agents_router
 from memchat.api_docs import install_api_docs
 from memchat.auth.keys_router import router as keys_router
@@ -284,7 +285,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     app = FastAPI(
         title="memchat",
-        version="0.1.0",
+        version=__version__,
         summary="Chat-agent server with server-side history, a rolling summary and long-term memory",
         lifespan=lifespan,
         redirect_slashes=False,  # /api/agents/ is an unknown route (404), not a redirect

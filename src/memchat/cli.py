@@ -5,9 +5,11 @@ on stderr; a failure is one line, `error: ...`, and exit code 1.
 """
 
 import asyncio
+import errno
 import json
 import logging
 import os
+import socket
 import sys
 from collections.abc import Awaitable, Callable, Coroutine
 from datetime import UTC, datetime
@@ -107,10 +109,12 @@ def _password(password: str | None, from_stdin: bool) -> str:
 
 @cli.command()
 def serve(
-    host: Annotated[str, typer.Option(help="interface to bind")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="port to bind")] = 8000,
+    host: Annotated[str, typer.Option(envvar="MEMCHAT_HOST", help="interface to bind")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(envvar="MEMCHAT_PORT", help="port to bind")] = 8000,
     migrate: Annotated[bool | None, typer.Option(help="migrate on start (default: yes for SQLite)")] = None,
-    log_level: Annotated[str, typer.Option(help="uvicorn log level")] = "info",
+    log_level: Annotated[
+        str, typer.Option(help="uvicorn log level: critical, error, warning, info, debug, trace")
+    ] = "info",
     workers: Annotated[
         int, typer.Option(min=1, help="worker processes: more than one needs PostgreSQL and MEMCHAT_REDIS_URL")
     ] = 1,
@@ -132,6 +136,9 @@ def serve(
 
         if local.local_extra_installed(settings.local.model_path) and settings.local.model_path is None:
             typer.echo(local.DEMO_MODEL_NOTICE, err=True)
+    taken = port_taken(host, port)
+    if taken is not None:
+        _fail(taken)
     typer.echo(f"memchat on http://{host}:{port}/  (API docs: http://{host}:{port}/docs)", err=True)
     options: dict[str, Any] = {"host": host, "port": port, "log_level": log_level, "proxy_headers": False}
     if workers == 1:
@@ -142,6 +149,27 @@ def serve(
     os.environ["MEMCHAT_MIGRATE_ON_START"] = "false"
     # each worker builds its app from the environment (create_app() reads Settings())
     uvicorn.run("memchat.app:create_app", factory=True, workers=workers, **options)
+
+
+def port_taken(host: str, port: int) -> str | None:
+    """Why the server cannot listen on host:port, said plainly before the start-up banner, or None.
+    A bind and close, the way uvicorn binds (SO_REUSEADDR), so a port in TIME_WAIT is not refused."""
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+    except socket.gaierror as exc:
+        return f"cannot listen on {host}: {exc.strerror}. Pick another with --host or MEMCHAT_HOST."
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            if exc.errno != errno.EADDRINUSE:
+                return f"cannot listen on {host}:{port}: {exc.strerror}."
+            return (
+                f"port {port} on {host} is already in use (another memchat, or another program). "
+                f"Pick another: memchat serve --port {port + 1}, or MEMCHAT_PORT={port + 1} make run."
+            )
+    return None
 
 
 def several_processes_problem(settings: Settings) -> str | None:

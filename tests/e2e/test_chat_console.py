@@ -200,13 +200,16 @@ def test_open_tabs_of_a_conversation_follow_each_others_turns(
     expect(message_items(second).last).to_contain_text("这是第一个标签页里的回复。")
     expect(second.get_by_test_id("message-count")).to_have_text("2")
 
-    # Both tabs send while the first tab's reply is still streaming.
+    # The second tab follows the first tab's reply while it streams (tests/e2e/test_live_tabs.py),
+    # then sends its own.
     upstream.script({"deltas": ["第一个", "慢慢说完"], "holdAfter": 1}, {"text": "第二个标签页的回复"})
     send_message(first, "第一个标签页又说")
     expect(_assistant(first).last).to_contain_text("第一个")
+    expect(_assistant(second).last).to_contain_text("第一个")
+    upstream.release()
+    expect(_assistant(second).last).to_contain_text("第一个慢慢说完")
     send_message(second, "第二个标签页也说")
     expect(_assistant(second).last).to_contain_text("第二个标签页的回复")
-    upstream.release()
 
     stored: list[dict[str, Any]] = []
 

@@ -35,6 +35,23 @@ async def test_rule_extraction_records_an_extracted_event(
     assert event["memoryId"] == memory["id"]
 
 
+async def test_a_restore_from_the_archive_is_its_own_event_and_keeps_updated_at(
+    running: Running, user_token: str, agent: dict[str, Any]
+) -> None:
+    memory = await _create(running, user_token, agent["id"], "我喜欢爬山")
+    archived = await _patch(running, user_token, memory["id"], status="archived")
+    restored = await _patch(running, user_token, memory["id"], status="active")  # a restore, or 撤销 of the archive
+    # Archiving and restoring say nothing new: 更新于 stays when the memory was last changed.
+    assert archived["updatedAtMs"] == restored["updatedAtMs"] == memory["updatedAtMs"]
+    events = await history(running, user_token, memory["id"])
+    assert [e["kind"] for e in events] == ["created", "archived", "unarchived"]
+    assert (events[2]["before"]["status"], events[2]["after"]["status"]) == ("archived", "active")
+    # A change of what it says is an edit, and moves 更新于.
+    edited = await _patch(running, user_token, memory["id"], status="archived", content="我喜欢徒步")
+    assert edited["updatedAtMs"] > memory["updatedAtMs"]
+    assert (await history(running, user_token, memory["id"]))[-1]["kind"] == "edited"
+
+
 async def test_user_changes_are_events_and_revert_restores_before(
     running: Running, user_token: str, agent: dict[str, Any]
 ) -> None:

@@ -15,6 +15,9 @@ type AuthState = {
   renew: (token: string) => void;
 };
 
+/** sessionStorage: the account was just deleted (the sign-in page says so once). */
+export const ACCOUNT_DELETED_KEY = "memchat.accountDeleted";
+
 const AuthContext = createContext<AuthState | null>(null);
 
 export function AuthProvider({ children }: { children: ReactNode }) {

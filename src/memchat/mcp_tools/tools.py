@@ -16,6 +16,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import Field
 
+from memchat import __version__
 from memchat.agents.schemas import AgentOut
 from memchat.agents.service import list_agents as list_user_agents
 from memchat.agents.service import require_agent
@@ -219,6 +220,7 @@ TOOLS: list[tuple[Any, ToolAnnotations]] = [
 def build_server() -> MCPServer[Any]:
     server: MCPServer[Any] = MCPServer(
         "memchat",
+        version=__version__,
         instructions=(
             "memchat keeps chat agents with server-side history, rolling summaries and long-term memories. "
             "Call list_agents first; every other tool takes an agent id (or a memory id from a memory tool)."

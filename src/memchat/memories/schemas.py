@@ -41,7 +41,9 @@ class MemoryPatch(CamelModel):
     status: MemoryStatus | None = None
 
 
-MemoryEventKind = Literal["extracted", "created", "merged", "updated", "archived", "edited", "reverted", "superseded"]
+MemoryEventKind = Literal[
+    "extracted", "created", "merged", "updated", "archived", "edited", "reverted", "unarchived", "superseded"
+]
 MemoryActor = Literal["rules", "embeddings", "llm", "user"]
 
 

@@ -12,7 +12,7 @@ from memchat.memories.language.rules import MAX_CANDIDATES_PER_TURN
 from memchat.memories.schemas import MemoryCreate, MemoryOut, MemoryPatch
 from memchat.memories.types import MemoryDraft
 from memchat.models.memory import ACTIVE, ARCHIVED
-from memchat.models.memory_event import ACTOR_RULES, ACTOR_USER, CREATED, EDITED
+from memchat.models.memory_event import ACTOR_RULES, ACTOR_USER, CREATED, EDITED, UNARCHIVED
 from memchat.models.memory_event import ARCHIVED as EVENT_ARCHIVED
 from memchat.text import normalize
 
@@ -71,7 +71,9 @@ async def update_memory(
             await history.require_room(session, memory.agent_id, max_memories)
             memory.valid_to_ms = memory.superseded_by = None  # back in force
         memory.status = body.status
-    memory.updated_at_ms = now_ms()
+    if history.snapshot(memory) | {"status": None} != before | {"status": None}:
+        # What it says changed. Archiving, restoring (or undoing either) leaves 更新于 as it was.
+        memory.updated_at_ms = now_ms()
     try:
         async with session.begin_nested():
             await session.flush()
@@ -80,7 +82,9 @@ async def update_memory(
     after = history.snapshot(memory)
     changed = {name for name, value in after.items() if before[name] != value}
     if changed:
-        kind = EVENT_ARCHIVED if changed == {"status"} and memory.status == ARCHIVED else EDITED
+        kind = EDITED
+        if changed == {"status"}:
+            kind = EVENT_ARCHIVED if memory.status == ARCHIVED else UNARCHIVED
         await history.record(session, memory, kind=kind, actor=ACTOR_USER, before=before)
     if "content" in changed or ("status" in changed and memory.status != ACTIVE):
         await forget_in_summaries(session, memory.agent_id, [said])  # what it said is no longer so

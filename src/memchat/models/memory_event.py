@@ -13,8 +13,9 @@ UPDATED = "updated"  # the LLM rewrote it (UPDATE)
 ARCHIVED = "archived"  # retired (LLM ARCHIVE, or the user)
 EDITED = "edited"  # the user changed it
 REVERTED = "reverted"  # a former state restored
+UNARCHIVED = "unarchived"  # the user took it back out of the archive (a restore, or an archive undone)
 SUPERSEDED = "superseded"  # a change of mind: a newer memory replaced it (archived, valid_to, superseded_by)
-EVENT_KINDS = (EXTRACTED, CREATED, MERGED, UPDATED, ARCHIVED, EDITED, REVERTED, SUPERSEDED)
+EVENT_KINDS = (EXTRACTED, CREATED, MERGED, UPDATED, ARCHIVED, EDITED, REVERTED, UNARCHIVED, SUPERSEDED)
 
 # MemoryEvent.actor
 ACTOR_RULES = "rules"

@@ -61,6 +61,19 @@ function localized(code: string | undefined, status: number | undefined): string
  * only as detail, never mixed into the text.
  */
 export function describeError(error: unknown): ErrorDescription {
+  const { code, status, message, network } = unpackError(error);
+  if (network) return { text: t.errors.network, detail: message };
+  if (code === undefined && status === undefined && message === undefined) return { text: t.errors.generic };
+  const text = localized(code, status);
+  return message && message !== text ? { text, detail: message } : { text };
+}
+
+/** The server's error code of any error the console meets (useChat's included), if it has one. */
+export function errorCodeOf(error: unknown): string | undefined {
+  return unpackError(error).code;
+}
+
+function unpackError(error: unknown): { code?: string; status?: number; message?: string; network?: boolean } {
   let code: string | undefined;
   let status: number | undefined;
   let message: string | undefined;
@@ -69,7 +82,7 @@ export function describeError(error: unknown): ErrorDescription {
     status = error.status;
     message = error.message;
   } else if (error instanceof TypeError) {
-    return { text: t.errors.network, detail: error.message || undefined };
+    return { network: true, message: error.message || undefined };
   } else if (error instanceof Error) {
     const responseBody = (error as { responseBody?: unknown }).responseBody;
     const statusCode = (error as { statusCode?: unknown }).statusCode;
@@ -79,8 +92,7 @@ export function describeError(error: unknown): ErrorDescription {
     code = parsed?.code;
     message = parsed?.message ?? (source || undefined);
   } else {
-    return { text: t.errors.generic };
+    return {};
   }
-  const text = localized(code, status);
-  return message && message !== text ? { text, detail: message } : { text };
+  return { code, status, message };
 }

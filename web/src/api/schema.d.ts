@@ -1296,7 +1296,7 @@ export interface components {
              * Kind
              * @enum {string}
              */
-            kind: "extracted" | "created" | "merged" | "updated" | "archived" | "edited" | "reverted" | "superseded";
+            kind: "extracted" | "created" | "merged" | "updated" | "archived" | "edited" | "reverted" | "unarchived" | "superseded";
             /** Memoryid */
             memoryId: string;
             /** Sourcemessageid */

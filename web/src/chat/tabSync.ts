@@ -1,6 +1,7 @@
 // Live sync between open tabs of this browser. A tab that finished a turn (or changed the
 // conversation list) says so on a BroadcastChannel; the other tabs showing the same agent
-// refetch from the server, which stays the only truth. No polling and no server change: the
+// refetch from the server, which stays the only truth, and then follow a reply that still streams
+// (ChatPage: the resume endpoint). No polling and no server change: the
 // message is a hint to refetch, never data, so a missed or doubled message costs nothing worse
 // than what the focus refetch (useOnVisible) already repairs.
 import { useCallback, useEffect, useRef } from "react";

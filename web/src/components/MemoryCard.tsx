@@ -53,7 +53,7 @@ export function MemoryCard({
           {t.memoryTypes[memory.type]}
         </span>
         <ImportanceStars value={memory.importance} onChange={(importance) => void onPatch({ importance })} />
-        <span className="muted small">
+        <span className="muted small" data-testid="memory-updated" data-updated-ms={memory.updatedAtMs}>
           {t.memories.updatedAt} {formatTime(memory.updatedAtMs)}
         </span>
         {memory.eventDate ? (

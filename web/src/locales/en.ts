@@ -41,6 +41,7 @@ export const en: Messages = {
     toSignup: "No account yet? Sign up",
     toLogin: "Have an account? Log in",
     sessionExpired: "Your session has ended. Please log in again.",
+    accountDeleted: "Your account is deleted, with its agents, conversations and memories.",
   },
   agents: {
     title: "My agents",
@@ -61,7 +62,7 @@ export const en: Messages = {
     defaultPromptHint: "Leave empty for the default chat-companion persona.",
     profileTitle: "Chat partner profile",
     profileIntro:
-      "These fields go into the model's prompt in a fixed format (e.g. “心动值：{chemistry label} {chemistry}”). All are optional: by default an empty field stays as a blank in the prompt; with MEMCHAT_EMPTY_PROFILE_FIELDS=omitted on the server it is left out.",
+      "These fields go into the model's prompt in a fixed format (e.g. “心动值：{chemistry label} {chemistry}”). All are optional.",
     profile: {
       status: "Status",
       lastActive: "Last active",
@@ -100,6 +101,9 @@ export const en: Messages = {
     you: "Me",
     incomplete: "Reply interrupted",
     errorTitle: "Not sent",
+    replyErrorTitle: "Reply failed",
+    backToChat: "Back to the main conversation",
+    backToAgents: "Back to the agents",
     sidePanel: "Conversation",
     summary: "Summary",
     noSummary: "No summary yet; it appears after a few messages.",
@@ -204,6 +208,7 @@ export const en: Messages = {
     archived: "Archived",
     edited: "Edited",
     reverted: "Reverted",
+    unarchived: "Restored from the archive",
     superseded: "Replaced by a change of mind",
   },
   memoryActors: {

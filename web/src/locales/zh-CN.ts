@@ -43,6 +43,7 @@ export const zhCN = {
     toSignup: "还没有账号？注册",
     toLogin: "已有账号？登录",
     sessionExpired: "登录已失效，请重新登录。",
+    accountDeleted: "账号已删除，它的智能体、对话和记忆都已清除。",
   },
   agents: {
     title: "我的智能体",
@@ -63,7 +64,7 @@ export const zhCN = {
     defaultPromptHint: "留空则使用默认的聊天陪伴助手人设。",
     profileTitle: "聊天对象资料",
     profileIntro:
-      "这些资料会按固定格式写进给模型的提示词（例如“心动值：{心动值标签} {心动值}”）。都可以留空：默认留空的项在提示词里是空白；服务器设置 MEMCHAT_EMPTY_PROFILE_FIELDS=omitted 时会整项省略。",
+      "这些资料会按固定格式写进给模型的提示词（例如“心动值：{心动值标签} {心动值}”）。都可以留空。",
     profile: {
       status: "对象状态",
       lastActive: "最近活跃",
@@ -103,6 +104,9 @@ export const zhCN = {
     you: "我",
     incomplete: "回复中断",
     errorTitle: "发送失败",
+    replyErrorTitle: "回复出错",
+    backToChat: "回到默认对话",
+    backToAgents: "回到智能体列表",
     sidePanel: "对话信息",
     summary: "对话摘要",
     noSummary: "还没有摘要，聊几句后会自动生成。",
@@ -206,6 +210,7 @@ export const zhCN = {
     archived: "被归档",
     edited: "被编辑",
     reverted: "被恢复",
+    unarchived: "从归档中恢复",
     superseded: "被新的说法取代",
   } satisfies Record<MemoryEventKind, string>,
   memoryActors: {

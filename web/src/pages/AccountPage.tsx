@@ -1,6 +1,6 @@
 import { useState, type FormEvent } from "react";
 import { changePassword, deleteAccount, exportAccount } from "../api/account";
-import { useAuth } from "../auth";
+import { ACCOUNT_DELETED_KEY, useAuth } from "../auth";
 import { ErrorBanner } from "../components/ErrorBanner";
 import { downloadJson } from "../download";
 import { t } from "../i18n";
@@ -114,6 +114,8 @@ function DeleteSection({ email }: { email: string }) {
     if (!confirmed) return;
     await action.run(async () => {
       await deleteAccount();
+      // The sign-in page, where signing out lands, says that it is done: nothing else would.
+      sessionStorage.setItem(ACCOUNT_DELETED_KEY, "1");
       logout();
     });
   };

@@ -4,7 +4,7 @@ import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } fr
 import { Link, useParams, useSearchParams } from "react-router-dom";
 import { getAgent, type MessagePage } from "../api/agents";
 import { chatFetch } from "../api/client";
-import { ApiError } from "../api/errors";
+import { ApiError, errorCodeOf, isNotFound } from "../api/errors";
 import { authHeaders } from "../api/session";
 import type { components } from "../api/schema";
 import type { Agent, ChatDataParts, ChatMessage } from "../api/types";
@@ -30,6 +30,9 @@ import { t } from "../i18n";
 import { useOnVisible } from "../useOnVisible";
 import { useResource } from "../useResource";
 
+/** How often an idle chat on screen looks for another device's new message. */
+const OTHER_DEVICE_CHECK_MS = 3000;
+
 const SEARCH_PAGE_SIZE = 200;
 // The UI message stream finishes after the reply is stored, but a stream that broke off (network)
 // may end before: look again a few times before settling for a page without the reply.
@@ -52,6 +55,18 @@ export function ChatPage() {
   const history = useResource(`history:${key}`, () => loadMessages(target, { limit: PAGE_SIZE }));
 
   const error = agent.error ?? history.error;
+  if (error && isNotFound(error)) {
+    // A deleted conversation's (or agent's) link: say so and offer the way back, not a retry.
+    const back = agent.error ? "/" : `/agents/${agentId}/chat`;
+    return (
+      <div className="not-found-chat" data-testid="chat-not-found">
+        <ErrorBanner error={error} />
+        <Link to={back} data-testid="chat-way-back">
+          {agent.error ? t.chat.backToAgents : t.chat.backToChat}
+        </Link>
+      </div>
+    );
+  }
   if (error) {
     return (
       <ErrorBanner
@@ -109,8 +124,12 @@ function ChatView({ agent, target, firstPage }: { agent: Agent; target: ChatTarg
 
   const initialMessages = useMemo(() => firstPage.messages.map(toChatMessage), [firstPage]);
   const syncRef = useRef<(expectReply: boolean) => Promise<void>>(async () => {});
+  const followRef = useRef<(evenIfBusy?: boolean) => Promise<void>>(async () => {});
+  const metConflict = useRef(false);
+  // While a look for a reply streaming elsewhere runs, no 重试 is offered for the turn.
+  const [lookingForLive, setLookingForLive] = useState(false);
 
-  const { messages, sendMessage, regenerate, stop, status, error, setMessages } = useChat<ChatMessage>({
+  const { messages, sendMessage, regenerate, stop, status, error, setMessages, resumeStream } = useChat<ChatMessage>({
     id: chatIdOf(target),
     messages: initialMessages,
     transport,
@@ -126,7 +145,19 @@ function ChatView({ agent, target, firstPage }: { agent: Agent; target: ChatTarg
         setStreamError(new ApiError(200, part.data.code, part.data.message));
       }
     },
+    onError: (err) => {
+      // A retry (or a send) while another tab or device's reply to it streams: follow that reply.
+      if (errorCodeOf(err) !== "turn_in_progress") return;
+      metConflict.current = true;
+      setTimeout(() => void followRef.current(true), 0);
+    },
     onFinish: ({ isAbort, isError }) => {
+      // The refused request's end: following the live reply takes it from here (a sync now
+      // would race it and drop the reply it shows).
+      if (metConflict.current) {
+        metConflict.current = false;
+        return;
+      }
       // Take the stored turn, with the server's ids, right away: after a failure that is the
       // user's message alone. A local abort (the stop request failed) syncs in stopReply.
       if (isAbort) setPanelVersion((v) => v + 1);
@@ -164,13 +195,35 @@ function ChatView({ agent, target, firstPage }: { agent: Agent; target: ChatTarg
     announceTurnFinished(agentId);
   }, [agentId, target, setMessages]);
 
+  // A reply streaming in this chat from another tab or device: this tab shows it live, from its
+  // start (the resume endpoint; 204, and nothing changes, when nothing streams).
+  const followLive = useCallback(async (evenIfBusy = false) => {
+    if (busyRef.current && !evenIfBusy) return;
+    setLookingForLive(true);
+    try {
+      await resumeStream();
+    } finally {
+      setLookingForLive(false);
+    }
+    // After a refused retry the screen still shows the refusal's state: the server's view, whether
+    // the reply streamed here (its own finish synced too) or had ended already.
+    if (evenIfBusy) await syncRef.current(false);
+  }, [resumeStream]);
+  useEffect(() => {
+    followRef.current = followLive;
+  }, [followLive]);
+  const catchUp = useCallback(async () => {
+    await sync(false);
+    await followLive();
+  }, [sync, followLive]);
+
   // Other tabs of this browser on the same conversation: each turn's start and end there makes
   // this one fetch the server's messages (see chat/tabSync.ts for why a channel, not a poll).
   // A tab busy with its own turn catches up when that turn finishes (its sync reads the server).
   const broadcast = useTabSync(agentId, (event) => {
     if (event.kind === "conversations") setListVersion((v) => v + 1);
     else if (event.chatKey !== chatKey) setListVersion((v) => v + 1);
-    else if (!busyRef.current) void sync(false);
+    else if (!busyRef.current) void catchUp();
   });
   const syncAndTell = useCallback(
     async (expectReply: boolean) => {
@@ -199,8 +252,24 @@ function ChatView({ agent, target, firstPage }: { agent: Agent; target: ChatTarg
 
   // Another device may have written meanwhile: coming back to this tab shows the server's view.
   useOnVisible(() => {
-    if (!busyRef.current) void sync(false);
+    if (!busyRef.current) void catchUp();
   });
+  // A device on screen hears of no other device's turn (the channel above is this browser's):
+  // while it is idle it asks for the newest stored message now and then, and a message it does
+  // not show yet (another device's, stored before its reply streams) makes it catch up and follow.
+  useEffect(() => {
+    const check = async () => {
+      if (busyRef.current || document.visibilityState !== "visible") return;
+      try {
+        const newest = (await loadMessages(target, { limit: 1 })).messages[0];
+        if (newest && !busyRef.current && !messagesRef.current.some((m) => m.id === newest.id)) await catchUp();
+      } catch {
+        // offline for a moment: the next check, or coming back into view, repairs it
+      }
+    };
+    const timer = window.setInterval(() => void check(), OTHER_DEVICE_CHECK_MS);
+    return () => window.clearInterval(timer);
+  }, [target, catchUp]);
 
   // Scrolling: stay at the bottom while the reply streams in, unless the user scrolled up;
   // keep the view still when an earlier page is put in front.
@@ -311,7 +380,7 @@ function ChatView({ agent, target, firstPage }: { agent: Agent; target: ChatTarg
   const last = messages.at(-1);
   // Regenerate replaces the last reply; after a failed turn the same call answers the
   // stored user message again.
-  const canRegenerate = !busy && last !== undefined;
+  const canRegenerate = !busy && !lookingForLive && last !== undefined;
 
   return (
     <div className={`chat-layout${panelOpen ? " panel-open" : ""}`}>
@@ -377,7 +446,11 @@ function ChatView({ agent, target, firstPage }: { agent: Agent; target: ChatTarg
           ) : null}
         </div>
         <ErrorBanner error={historyError} />
-        {error ? <ErrorBanner error={streamError ?? error} title={t.chat.errorTitle} /> : null}
+        {error ? (
+          // "Not sent" only when the message never reached the server; a stream that broke off
+          // came after the message was stored (and a partial reply saved as interrupted).
+          <ErrorBanner error={streamError ?? error} title={streamError ? t.chat.replyErrorTitle : t.chat.errorTitle} />
+        ) : null}
         <Composer
           busy={busy}
           stopping={stopping}

@@ -1,6 +1,6 @@
-import { useState, type FormEvent } from "react";
+import { useEffect, useState, type FormEvent } from "react";
 import { Navigate, useLocation, useNavigate } from "react-router-dom";
-import { useAuth } from "../auth";
+import { ACCOUNT_DELETED_KEY, useAuth } from "../auth";
 import { ErrorBanner } from "../components/ErrorBanner";
 import { LanguageSwitch } from "../components/LanguageSwitch";
 import { t } from "../i18n";
@@ -15,7 +15,11 @@ export function LoginPage({ mode }: { mode: "login" | "signup" }) {
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
 
-  const from = (location.state as { from?: string } | null)?.from ?? "/";
+  const state = location.state as { from?: string } | null;
+  // Shown once, on the visit that deleting the account leads to.
+  const [accountDeleted] = useState(() => sessionStorage.getItem(ACCOUNT_DELETED_KEY) !== null);
+  useEffect(() => sessionStorage.removeItem(ACCOUNT_DELETED_KEY), []);
+  const from = state?.from ?? "/";
   if (token) return <Navigate to={from} replace />;
 
   const submit = async (event: FormEvent) => {
@@ -38,7 +42,13 @@ export function LoginPage({ mode }: { mode: "login" | "signup" }) {
       <form className="card auth-card" onSubmit={submit} aria-label={signupMode ? t.auth.signupTitle : t.auth.loginTitle}>
         <h1>{t.appName}</h1>
         <h2>{signupMode ? t.auth.signupTitle : t.auth.loginTitle}</h2>
-        {expired && !signupMode ? <p className="notice">{t.auth.sessionExpired}</p> : null}
+        {accountDeleted ? (
+          <p className="notice" role="status" data-testid="account-deleted">
+            {t.auth.accountDeleted}
+          </p>
+        ) : expired && !signupMode ? (
+          <p className="notice">{t.auth.sessionExpired}</p>
+        ) : null}
         <label>
           {t.auth.email}
           <input
@@ -58,10 +68,16 @@ export function LoginPage({ mode }: { mode: "login" | "signup" }) {
             autoComplete={signupMode ? "new-password" : "current-password"}
             required
             minLength={signupMode ? 8 : 1}
-            placeholder={signupMode ? t.auth.passwordHint : undefined}
+            aria-describedby={signupMode ? "password-hint" : undefined}
             value={password}
             onChange={(e) => setPassword(e.target.value)}
           />
+          {/* shown, not a placeholder: it stays in sight while the password is typed */}
+          {signupMode ? (
+            <small className="field-hint" id="password-hint" data-testid="password-hint">
+              {t.auth.passwordHint}
+            </small>
+          ) : null}
         </label>
         {signupMode ? (
           <label>
@@ -76,7 +92,7 @@ export function LoginPage({ mode }: { mode: "login" | "signup" }) {
         <button
           type="button"
           className="link-button"
-          onClick={() => navigate(signupMode ? "/login" : "/signup", { state: location.state })}
+          onClick={() => navigate(signupMode ? "/login" : "/signup", { state: state?.from ? { from: state.from } : null })}
         >
           {signupMode ? t.auth.toLogin : t.auth.toSignup}
         </button>
