@@ -13,7 +13,7 @@ import pytest
 from tests.e2e.conftest import Server, Upstream, serve_memchat, upstream_env
 from tests.e2e.support import create_agent, open_chat, signed_in_page
 from tests.e2e.test_mobile import LAYOUT_PROBLEMS
-from tests.files.pictures import png
+from tests.files.pictures import noisy_png, png
 
 pytestmark = pytest.mark.e2e
 expect = pytest.importorskip("playwright.sync_api").expect
@@ -137,3 +137,30 @@ def test_without_image_support_a_dropped_picture_is_marked_and_the_user_told_onc
     page.evaluate(PASTE, [encoded, "b.png", "image/png"])
     expect(page.get_by_test_id("composer-picture")).to_have_count(1)
     expect(page.get_by_test_id("pictures-not-seen")).to_have_count(0)
+
+
+def test_a_phone_photo_over_the_limit_is_made_smaller_and_sent(
+    browser: Any, images_server: Server, upstream: Upstream
+) -> None:
+    upstream.reset()
+    token = _signup(images_server)
+    agent_id = create_agent(images_server, token, "小雨")
+    photo = noisy_png(1200, 800)
+    assert len(photo) > 1_400_000
+    with signed_in_page(browser, images_server, token) as page:
+        page.set_viewport_size({"width": 390, "height": 844})
+        open_chat(page, agent_id)
+        upstream.script({"deltas": ["收到", "照片了。"]})
+        page.get_by_test_id("attach-input").set_input_files(
+            {"name": "photo.png", "mimeType": "image/png", "buffer": photo}
+        )
+        expect(page.get_by_test_id("composer-picture")).to_have_count(1)
+        page.get_by_test_id("composer").fill("看看这张")
+        page.get_by_test_id("send").click()
+        assistant = page.locator("[data-testid=message][data-role=assistant]").last
+        expect(assistant.get_by_test_id("message-text")).to_have_text("收到照片了。")
+        expect(page.get_by_test_id("error-banner")).to_have_count(0)
+        request = [r for r in upstream.requests() if "messages" in r][-1]
+        url = request["messages"][-1]["content"][1]["image_url"]["url"]
+        assert url.startswith("data:image/jpeg;base64,")
+        assert len(base64.b64decode(url.split(",", 1)[1])) <= 1_400_000

@@ -16,7 +16,41 @@ const PICTURE_TYPES = ["image/png", "image/jpeg", "image/gif", "image/webp"];
 const MAX_PICTURES = 4;
 const NOTICE_KEY = "memchat.picturesNotSeenShown";
 
-function readAsDataUrl(file: File): Promise<string> {
+/** A photo larger than this is scaled down before it is sent (the server takes 1.4 MB by default). */
+const FIT_BYTES = 1_200_000;
+const FIT_STEPS: [number, number][] = [
+  [2048, 0.85],
+  [1600, 0.8],
+  [1280, 0.75],
+  [1024, 0.7],
+];
+
+/**
+ * A phone's photo is often a few MB: a still picture over FIT_BYTES is drawn smaller and sent as
+ * JPEG, a step at a time until it fits (an animated GIF is sent as it is, and refused if too big).
+ */
+async function fitted(file: File): Promise<{ mediaType: string; url: string }> {
+  if (file.size <= FIT_BYTES || file.type === "image/gif") {
+    return { mediaType: file.type, url: await readAsDataUrl(file) };
+  }
+  const bitmap = await createImageBitmap(file);
+  try {
+    for (const [edge, quality] of FIT_STEPS) {
+      const scale = Math.min(1, edge / Math.max(bitmap.width, bitmap.height));
+      const canvas = document.createElement("canvas");
+      canvas.width = Math.max(1, Math.round(bitmap.width * scale));
+      canvas.height = Math.max(1, Math.round(bitmap.height * scale));
+      canvas.getContext("2d")?.drawImage(bitmap, 0, 0, canvas.width, canvas.height);
+      const blob = await new Promise<Blob | null>((resolve) => canvas.toBlob(resolve, "image/jpeg", quality));
+      if (blob && blob.size <= FIT_BYTES) return { mediaType: "image/jpeg", url: await readAsDataUrl(blob) };
+    }
+  } finally {
+    bitmap.close();
+  }
+  return { mediaType: file.type, url: await readAsDataUrl(file) }; // the server says why it is refused
+}
+
+function readAsDataUrl(file: Blob): Promise<string> {
   return new Promise((resolve, reject) => {
     const reader = new FileReader();
     reader.onload = () => resolve(String(reader.result));
@@ -64,9 +98,8 @@ export function Composer({
     const added = await Promise.all(
       taken.slice(0, Math.max(room, 0)).map(async (file) => ({
         type: "file" as const,
-        mediaType: file.type,
         filename: file.name,
-        url: await readAsDataUrl(file),
+        ...(await fitted(file)),
       })),
     );
     if (added.length === 0) return;
