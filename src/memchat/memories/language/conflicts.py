@@ -113,7 +113,10 @@ def stem(word: str) -> str:
     word = word.removesuffix("'s")
     for suffix, keep in (("ies", "y"), ("ing", ""), ("ied", "y"), ("ed", ""), ("es", ""), ("s", "")):
         if word.endswith(suffix) and len(word) - len(suffix) >= 3 and not word.endswith("ss"):
-            return word[: -len(suffix)] + keep
+            word = word[: -len(suffix)] + keep
+            if suffix in ("ing", "ed") and word[-1] == word[-2] and word[-1] not in "aeiouls":
+                word = word[:-1]  # swimming / swim, planned / plan
+            return word
     return word
 
 
