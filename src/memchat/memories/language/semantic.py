@@ -95,6 +95,25 @@ class MemoryEmbeddings:
         return duplicate_scores(query, matrix_from_bytes(list(stored), query.shape[0]), center=self.extractor.center)
 
 
+def recall_scores(
+    embeddings: MemoryEmbeddings, query: bytes, query_text: str, stored: Sequence[bytes], texts: Sequence[str]
+) -> "npt.NDArray[np.float32]":
+    """Cosine of the message's query vector with each memory's vector, each centred on the mean
+    prototype of its own language: centred on one language's mean, every memory in the other
+    language scores high against any message, and would crowd the prompt for a user who mixes them."""
+    import numpy as np
+
+    from memchat.memories.language.embedder import cosine_similarities, matrix_from_bytes, vector_from_bytes
+
+    extractor = embeddings.extractor
+    q = vector_from_bytes(query)
+    if not stored:
+        return np.zeros(0, dtype=np.float32)
+    matrix = matrix_from_bytes(list(stored), q.shape[0])
+    centres = np.stack([extractor.language_center(first_person(t)) for t in texts])
+    return cosine_similarities(q - extractor.language_center(query_text), matrix - centres)
+
+
 def build_memory_embeddings(
     provider: Literal["local", "openai"] | None, config: EmbeddingsSettings, duplicate_threshold: float
 ) -> MemoryEmbeddings | None:
