@@ -116,7 +116,7 @@ async def test_the_fact_a_question_needs_is_recalled_among_many_more_memories(
         response = await running.client.post(f"/api/agents/{agent_id}/memories", json=body, headers=auth(token))
         assert response.status_code == 201, response.text
     await turn(running, upstream, token, agent_id, "今天有点累")
-    await running.settle()  # memories made through the API get their vectors after a turn
+    await running.settle()
     upstream.script(Reply(text="好的。"))
     response = await running.client.post(
         "/api/chat", json=chat_body(agent_id, "晚饭后想吃点水果，你推荐几种吧"), headers=auth(token)
