@@ -78,6 +78,11 @@ class AppState:
     # Redis (MEMCHAT_REDIS_URL) for /healthz; its users hold their own reference.
     redis: Redis | None = None
 
+    @property
+    def memory_embeddings(self) -> MemoryEmbeddings | None:
+        """The embedder memories use (None without one): the memory routes embed what users write."""
+        return self.chat.memory.embeddings
+
 
 # a stop waits for the reply to be stored: the save deadline and this much more
 STOP_WAIT_MARGIN_S = 5.0

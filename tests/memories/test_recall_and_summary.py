@@ -50,7 +50,8 @@ async def _prompt_memories(running: Running, upstream: TestUpstream, token: str,
 async def test_ranked_recall_puts_boundaries_first_then_importance_recency_and_similarity(
     serve: Serve, upstream: TestUpstream
 ) -> None:
-    running = await serve(memory_recall="ranked", memory_injection_limit=3)
+    # embedding the question gets time enough on a loaded machine (the timeout has its own test below)
+    running = await serve(memory_recall="ranked", memory_injection_limit=3, memory_recall_timeout_s=60.0)
     token, agent_id = await _library(running)
     await _prompt_memories(running, upstream, token, agent_id, "你好")  # the memories get their vectors after it
     lines = await _prompt_memories(running, upstream, token, agent_id, "橙子最近不爱吃饭怎么办")

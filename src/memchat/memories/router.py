@@ -1,10 +1,13 @@
 from typing import Annotated
 
-from fastapi import APIRouter, Query, Response, status
+from fastapi import APIRouter, Depends, Query, Request, Response, status
+from fastapi import BackgroundTasks as AfterResponse
 
 from memchat.auth.dependencies import CurrentUser
-from memchat.deps import AppSettings, ReadSession, WriteSession
+from memchat.deps import AppSettings, Db, ReadSession, WriteSession
 from memchat.memories import history, service
+from memchat.memories.extraction.run import embed_written_memories
+from memchat.memories.language.semantic import MemoryEmbeddings
 from memchat.memories.schemas import (
     MemoryCreate,
     MemoryHistory,
@@ -19,6 +22,15 @@ from memchat.schemas import ErrorBody
 router = APIRouter(tags=["memories"])
 
 
+async def _memory_embeddings(request: Request) -> MemoryEmbeddings | None:
+    """The app's embedder for memories (AppState.memory_embeddings, read by name as memchat.deps does)."""
+    embeddings: MemoryEmbeddings | None = request.app.state.memchat.memory_embeddings
+    return embeddings
+
+
+MemoryVectors = Annotated[MemoryEmbeddings | None, Depends(_memory_embeddings)]
+
+
 @router.get("/api/agents/{agent_id}/memories")
 async def list_memories(
     agent_id: str,
@@ -31,16 +43,36 @@ async def list_memories(
 
 @router.post("/api/agents/{agent_id}/memories", status_code=status.HTTP_201_CREATED)
 async def create_memory(
-    agent_id: str, body: MemoryCreate, user: CurrentUser, session: WriteSession, settings: AppSettings
+    agent_id: str,
+    body: MemoryCreate,
+    user: CurrentUser,
+    session: WriteSession,
+    settings: AppSettings,
+    db: Db,
+    embeddings: MemoryVectors,
+    after: AfterResponse,
 ) -> MemoryOut:
-    return await service.create_memory(session, settings.limits.max_memories_per_agent, user.id, agent_id, body)
+    created = await service.create_memory(session, settings.limits.max_memories_per_agent, user.id, agent_id, body)
+    if embeddings is not None:  # after the commit (the session's, when the route returns), off the response
+        after.add_task(embed_written_memories, db, embeddings, created.agent_id)
+    return created
 
 
 @router.patch("/api/memories/{memory_id}")
 async def update_memory(
-    memory_id: str, body: MemoryPatch, user: CurrentUser, session: WriteSession, settings: AppSettings
+    memory_id: str,
+    body: MemoryPatch,
+    user: CurrentUser,
+    session: WriteSession,
+    settings: AppSettings,
+    db: Db,
+    embeddings: MemoryVectors,
+    after: AfterResponse,
 ) -> MemoryOut:
-    return await service.update_memory(session, settings.limits.max_memories_per_agent, user.id, memory_id, body)
+    updated = await service.update_memory(session, settings.limits.max_memories_per_agent, user.id, memory_id, body)
+    if embeddings is not None and body.content is not None:
+        after.add_task(embed_written_memories, db, embeddings, updated.agent_id)
+    return updated
 
 
 @router.delete("/api/memories/{memory_id}", status_code=status.HTTP_204_NO_CONTENT)

@@ -19,6 +19,7 @@ from memchat.memories.language.dates import resolve_event_date
 from memchat.memories.language.facts import split_facts
 from memchat.memories.language.rules import rule_importance
 from memchat.memories.language.semantic import MemoryEmbeddings, first_person
+from memchat.memories.language.topics import same_topic
 from memchat.memories.types import FACT, MemoryDraft, StoredMemory
 
 ChangesMode = Literal["merge", "supersede"]
@@ -97,6 +98,10 @@ def _similarities(
     return similarities
 
 
+def _topic_scores(vector: bytes | None, text: str, embeddings: MemoryEmbeddings | None) -> dict[str, float] | None:
+    return embeddings.topic_scores(vector, text) if embeddings is not None and vector is not None else None
+
+
 def judge_candidate(
     candidate: MemoryDraft,
     vector: bytes | None,
@@ -111,9 +116,11 @@ def judge_candidate(
         return Verdict(drop=True)
     contradicted: list[str] = list(candidate.supersedes)
     same: list[tuple[float, str]] = []
+    topic = _topic_scores(vector, candidate.content, embeddings)
     for memory, similarity in zip(known, _similarities(vector, known, embeddings), strict=True):
         old = statement(memory.content)
-        verdict = relation(new, old, similarity)
+        old_topic = _topic_scores(memory.vector(embeddings.model), memory.content, embeddings) if embeddings else None
+        verdict = relation(new, old, similarity, same_topic(topic, old_topic) if topic and old_topic else None)
         if verdict == CONTRADICTS and memory.id not in contradicted:
             contradicted.append(memory.id)
         elif verdict == SAME:

@@ -223,6 +223,7 @@ class EmbeddingExtractor:
         self._ngram_sizes = tuple(ngram_sizes)
         self._models: dict[str, NgramSoftmax] = {}
         self._center: Vector | None = None
+        self._centers: dict[str, Vector] = {}
         self._vectors: Matrix | None = None
         self._fit_lock = threading.Lock()
         self._use_shipped = use_shipped
@@ -250,6 +251,11 @@ class EmbeddingExtractor:
         # the shared component dedupe removes: the default language's, as its threshold was tuned on it
         default_rows = [i for i, p in enumerate(self._prototypes) if p.lang == ZH] or list(range(len(vectors)))
         self._center = vectors[default_rows].mean(axis=0)
+        self._centers = {
+            lang: vectors[rows].mean(axis=0)
+            for lang in LANGUAGES
+            if (rows := [i for i, p in enumerate(self._prototypes) if p.lang == lang])
+        }
         self._vectors = vectors
 
     def save(self, path: Path) -> None:
@@ -304,6 +310,11 @@ class EmbeddingExtractor:
         if self._center is None:
             raise RuntimeError("call prepare_vectors() first")
         return self._center
+
+    def language_center(self, text: str) -> Vector:
+        """The mean prototype vector of the text's language (`language_of`), else `center`: what
+        the text's vector is centred on where both languages are compared on one scale."""
+        return self._centers.get(language_of(text), self.center)
 
     def _language_for(self, text: str) -> str:
         """The text's language when it has a classifier, else the default one's (or the only one)."""

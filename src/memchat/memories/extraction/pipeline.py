@@ -18,7 +18,7 @@ from memchat.llm.client import LLMClient
 from memchat.memories import repository
 from memchat.memories.language.dates import local_day
 from memchat.memories.language.rules import extract_candidate_memories
-from memchat.memories.language.semantic import MemoryEmbeddings
+from memchat.memories.language.semantic import MemoryEmbeddings, recall_scores
 from memchat.memories.recall import NEAR_EVENT_BOOST, RecallCandidate, rank_memories
 from memchat.memories.types import MemoryDraft, StoredMemory
 from memchat.models.message import EXTRACTION_DONE, EXTRACTION_PENDING
@@ -102,7 +102,10 @@ class MemoryPipeline:
         if user_text and with_vectors and embeddings is not None:
             try:
                 query = await asyncio.wait_for(embeddings.query(user_text), self.recall_timeout_s)
-                scores = embeddings.scores(query, [v for _, v in with_vectors])
+                vectors = [v for _, v in with_vectors]
+                scores = recall_scores(
+                    embeddings, query, user_text, vectors, [active[i].content for i, _ in with_vectors]
+                )
                 for (i, _), score in zip(with_vectors, scores, strict=True):
                     similarities[i] = float(score)
             except Exception:

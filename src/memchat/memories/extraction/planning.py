@@ -112,6 +112,8 @@ async def plan_candidates(
         vectors = list(await embeddings.passages([c.content for c in candidates]))
         plan.model = embeddings.model
     if changes is not None and changes.supersede:
+        if embeddings is not None and candidates:
+            await embeddings.prepare_topics()
         judge_candidates(candidates, vectors, known, embeddings, plan, changes)
         return plan
     deduper = _Deduper(known, embeddings)

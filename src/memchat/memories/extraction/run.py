@@ -204,3 +204,13 @@ async def backfill_vectors(db: Database, embeddings: MemoryEmbeddings, agent_id:
             for memory_id, content, vector in plan.vectors:
                 await repository.set_embedding(session, memory_id, content, vector, embeddings.model)
     return len(plan.vectors)
+
+
+async def embed_written_memories(db: Database, embeddings: MemoryEmbeddings, agent_id: str) -> None:
+    """After a memory is created or edited through the API (its transaction committed): its vector
+    now, so that recall and changes of mind see it before the next turn. A failure leaves it to the
+    next turn's backfill."""
+    try:
+        await backfill_vectors(db, embeddings, agent_id)
+    except Exception:
+        log.warning("embedding the agent's new memories failed; the next turn embeds them", exc_info=True)

@@ -32,6 +32,7 @@ _NEGATIVE = re.compile(
 _CHANGE = re.compile(
     r"改成|改为|改到|改在|改名|换成|换了|换[^，。,]{0,3}了|改[喝吃学用叫去]|转行|不再|已经不|现在不|其实|记错|搬[到去出回]|现在[能可会都是]"
     r"|不.{0,6}了[。！!，,]?$|取消|分手|送人|已经.{0,4}了"
+    r"|现在|如今|改[上读做当去换]|转[学岗专]|退出|离开了|辞职|升职|升[为成]|卖了|换到|[调换]去了"
 )
 _ALSO = re.compile(r"也|还[要喜爱在有会]|另外|同时")
 # About talking of something (别问我工资 / 现在可以聊工作了): a boundary on a topic, not a fact about it.
@@ -68,7 +69,8 @@ _NEGATIVE_EN = re.compile(
 )
 _CHANGE_EN = re.compile(
     r"\b(?:now|anymore|any more|no longer|actually|instead|switched|switch|changed|change|moved|move|rescheduled|"
-    r"pushed|postponed|these days|used to|quit|stopped|gave up|started|new|not .{0,20} anymore|turns out|nowadays)\b",
+    r"pushed|postponed|these days|used to|quit|stopped|gave up|started|new|not .{0,20} anymore|turns out|nowadays|"
+    r"traded|sold|left|joined|transferred|promoted|got rid of|replaced)\b",
     re.IGNORECASE,
 )
 _ALSO_EN = re.compile(r"\b(?:also|too|as well|another|plus|besides)\b", re.IGNORECASE)
@@ -111,7 +113,10 @@ def stem(word: str) -> str:
     word = word.removesuffix("'s")
     for suffix, keep in (("ies", "y"), ("ing", ""), ("ied", "y"), ("ed", ""), ("es", ""), ("s", "")):
         if word.endswith(suffix) and len(word) - len(suffix) >= 3 and not word.endswith("ss"):
-            return word[: -len(suffix)] + keep
+            word = word[: -len(suffix)] + keep
+            if suffix in ("ing", "ed") and word[-1] == word[-2] and word[-1] not in "aeiouls":
+                word = word[:-1]  # swimming / swim, planned / plan
+            return word
     return word
 
 
@@ -187,8 +192,11 @@ def _names_favourite(a: Statement, b: Statement) -> bool:
     return any(k.startswith("favourite:") and any(v in b.text for v in vs) for k, vs in a.slots.items())
 
 
-def relation(new: Statement, old: Statement, similarity: float | None = None) -> str:
-    """What `new` (said now) is to `old` (an active memory): SAME, CONTRADICTS or COMPATIBLE."""
+def relation(new: Statement, old: Statement, similarity: float | None = None, same_topic: bool | None = None) -> str:
+    """What `new` (said now) is to `old` (an active memory): SAME, CONTRADICTS or COMPATIBLE.
+
+    `same_topic` (from the vectors, `topics.py`): whether both are about the same topic slot.
+    """
     shared = new.slots.keys() & old.slots.keys()
     if shared:
         if any(not (new.slots[k] & old.slots[k]) for k in shared):
@@ -203,8 +211,10 @@ def relation(new: Statement, old: Statement, similarity: float | None = None) ->
         overlap >= FLIP_OVERLAP or (overlap > 0 and similarity is not None and similarity >= FLIP_SIMILARITY)
     ):
         return CONTRADICTS
-    if new.changed and overlap >= CHANGE_OVERLAP:
+    if new.changed and not new.also and overlap >= CHANGE_OVERLAP:
         return CONTRADICTS
+    if new.changed and not new.also and same_topic and overlap < 1.0 and not old.topic:
+        return CONTRADICTS  # a new value on a topic with no pattern: 朗逸卖了，现在开比亚迪 / 我开大众
     if new.slots and old.slots:
         return COMPATIBLE  # both name a slot, different ones
     if new.negative != old.negative:

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 
     from memchat.memories.extraction.embeddings import EmbeddingExtractor
     from memchat.memories.language.embedder import Embedder
+    from memchat.memories.language.topic_vectors import Topics
 
 log = logging.getLogger("memchat.embeddings")
 
@@ -36,6 +37,8 @@ _EXTRA_MISSING = "memory embeddings need the `embeddings` extra: pip install 'me
 # Fitting the extractor embeds ~250 prototypes (seconds on a small CPU); the local model and its
 # fitted extractor are deterministic and loop-independent, so one process builds them once.
 _LOCAL: "tuple[Embedder, EmbeddingExtractor] | None" = None
+# The topic prototypes' vectors, by embedder name: embedded once a process (about 80 short passages).
+_TOPICS: "dict[str, Topics]" = {}
 
 
 @dataclass
@@ -53,6 +56,24 @@ class MemoryEmbeddings:
 
     async def prepare(self) -> None:
         await self.extractor.prepare()
+
+    async def prepare_topics(self) -> None:
+        """Embed the topic prototypes (`language.topics`) once, for `topic`."""
+        if self.model in _TOPICS:
+            return
+        from memchat.memories.language.topic_vectors import Topics
+
+        await self.extractor.prepare_vectors()
+        names, texts = Topics.texts()
+        vectors = await self.embedder.embed_passages(texts)
+        _TOPICS[self.model] = Topics(texts, names, vectors, self.extractor.language_center)
+
+    def topic_scores(self, vector: bytes, text: str) -> dict[str, float] | None:
+        """How near a memory's vector is to each topic slot (`language.topics`); None before `prepare_topics`."""
+        from memchat.memories.language.embedder import vector_from_bytes
+
+        topics = _TOPICS.get(self.model)
+        return topics.scores(vector_from_bytes(vector), first_person(text)) if topics is not None else None
 
     async def passages(self, texts: Sequence[str]) -> list[bytes]:
         from memchat.memories.language.embedder import vector_to_bytes
@@ -72,6 +93,25 @@ class MemoryEmbeddings:
 
         query = vector_from_bytes(vector)
         return duplicate_scores(query, matrix_from_bytes(list(stored), query.shape[0]), center=self.extractor.center)
+
+
+def recall_scores(
+    embeddings: MemoryEmbeddings, query: bytes, query_text: str, stored: Sequence[bytes], texts: Sequence[str]
+) -> "npt.NDArray[np.float32]":
+    """Cosine of the message's query vector with each memory's vector, each centred on the mean
+    prototype of its own language: centred on one language's mean, every memory in the other
+    language scores high against any message, and would crowd the prompt for a user who mixes them."""
+    import numpy as np
+
+    from memchat.memories.language.embedder import cosine_similarities, matrix_from_bytes, vector_from_bytes
+
+    extractor = embeddings.extractor
+    q = vector_from_bytes(query)
+    if not stored:
+        return np.zeros(0, dtype=np.float32)
+    matrix = matrix_from_bytes(list(stored), q.shape[0])
+    centres = np.stack([extractor.language_center(first_person(t)) for t in texts])
+    return cosine_similarities(q - extractor.language_center(query_text), matrix - centres)
 
 
 def build_memory_embeddings(
