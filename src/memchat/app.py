@@ -98,6 +98,8 @@ def _error(status: int, code: str, message: str, headers: dict[str, str] | None 
         error["requestId"] = request_id.get()
         if (trace_id := tracing.current_trace_id()) is not None:
             error["traceId"] = trace_id
+        # the handler of an unhandled error answers outside every middleware: the id goes on here
+        headers = {**(headers or {}), "X-Request-ID": error["requestId"]}
     return JSONResponse({"error": error}, status_code=status, headers=headers)
 
 
@@ -295,6 +297,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             if shared is not None:
                 await shared.aclose()
             metrics.process_exited()
+            tracing.flush()
 
     app = FastAPI(
         title="memchat",

@@ -1,12 +1,18 @@
-"""The outermost middleware: a request id on every request, response and log line, and the
-request counter by route template."""
+"""The outermost middleware: a request id on every request, response and log line, the request
+counter by route template, and (tracing on) a span per request that the turn's span is a child of.
+
+The request id and the span stay current to the end of the request's task, not reset on the way
+out, so that the handler of an unhandled error (which runs outside every middleware) still
+writes them into its 500 body.
+"""
 
 import re
 import uuid
 
+from opentelemetry import context, propagate, trace
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from memchat.observability import metrics
+from memchat.observability import metrics, tracing
 from memchat.observability.logs import request_id
 
 HEADER = b"x-request-id"
@@ -21,6 +27,15 @@ def _incoming_id(scope: Scope) -> str:
     return uuid.uuid4().hex
 
 
+def _start_span(scope: Scope) -> trace.Span:
+    carrier = {name.decode("latin-1"): value.decode("latin-1") for name, value in scope["headers"]}
+    span = tracing.tracer.start_span(
+        f"{scope['method']} {scope['path']}", context=propagate.extract(carrier), kind=trace.SpanKind.SERVER
+    )
+    context.attach(trace.set_span_in_context(span))
+    return span
+
+
 class RequestObservation:
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -30,7 +45,8 @@ class RequestObservation:
             await self.app(scope, receive, send)
             return
         rid = _incoming_id(scope)
-        token = request_id.set(rid)
+        request_id.set(rid)
+        span = _start_span(scope) if tracing.active() else None
         header = rid.encode("ascii")
         status = 500
 
@@ -38,14 +54,21 @@ class RequestObservation:
             nonlocal status
             if message["type"] == "http.response.start":
                 status = message["status"]
-                message["headers"] = [*message.get("headers", ()), (HEADER, header)]
+                headers = list(message.get("headers", ()))
+                if not any(name.lower() == HEADER for name, _ in headers):
+                    headers.append((HEADER, header))
+                message["headers"] = headers
             await send(message)
 
         try:
             await self.app(scope, receive, send_with_id)
         finally:
+            route = getattr(scope.get("route"), "path", None) or "unmatched"
             if metrics.enabled:
-                route = scope.get("route")
-                template = getattr(route, "path", None) or "unmatched"
-                metrics.HTTP_REQUESTS.labels(template, scope["method"], str(status)).inc()
-            request_id.reset(token)
+                metrics.HTTP_REQUESTS.labels(route, scope["method"], str(status)).inc()
+            if span is not None:
+                span.update_name(f"{scope['method']} {route}")
+                span.set_attribute("http.response.status_code", status)
+                if status >= 500:
+                    span.set_status(trace.StatusCode.ERROR)
+                span.end()

@@ -56,9 +56,15 @@ def use_provider(provider: trace.TracerProvider) -> None:
     tracer = provider.get_tracer("memchat")
 
 
-def shutdown() -> None:
+def active() -> bool:
+    """Whether spans are recorded (an SDK provider is in use)."""
+    return not isinstance(_provider, trace.NoOpTracerProvider)
+
+
+def flush() -> None:
+    """Export what is buffered (an app stopping; the provider lives as long as the process)."""
     if isinstance(_provider, TracerProvider):
-        _provider.shutdown()
+        _provider.force_flush()
 
 
 def current_trace_id() -> str | None:
