@@ -33,7 +33,7 @@ from memchat.chat.shared_streams import REDIS_UNAVAILABLE, RedisTurnStreams, con
 from memchat.chat.streams import LocalTurnStreams
 from memchat.clock import now_ms
 from memchat.conversations.router import router as conversations_router
-from memchat.db.engine import Database, ReadOnlyDatabase, create_database
+from memchat.db.engine import Database, create_database
 from memchat.db.errors import is_busy, is_unavailable
 from memchat.db.migrate import is_up_to_date, upgrade
 from memchat.errors import MemchatError
@@ -51,8 +51,14 @@ from memchat.mcp_tools.tools import McpParts
 from memchat.memories.extraction.pipeline import MemoryPipeline
 from memchat.memories.language.semantic import MemoryEmbeddings, build_memory_embeddings
 from memchat.memories.router import router as memories_router
+from memchat.observability import metrics, tracing
+from memchat.observability.http import RequestObservation
+from memchat.observability.logs import request_id
+from memchat.observability.pool import watch_pool
+from memchat.observability.routes import install_metrics_route
 from memchat.openai_compat.errors import install_openai_error_shape
 from memchat.openai_compat.router import router as openai_router
+from memchat.probes import model_problem, storage_problem
 from memchat.schemas import CamelModel
 from memchat.security import TokenCodec, resolve_jwt_secret
 from memchat.settings import Settings
@@ -86,9 +92,6 @@ class AppState:
 
 # a stop waits for the reply to be stored: the save deadline and this much more
 STOP_WAIT_MARGIN_S = 5.0
-# /healthz: the longest it waits to take a write transaction, and for Redis to answer PING
-HEALTH_WRITE_TIMEOUT_S = 2.0
-HEALTH_REDIS_TIMEOUT_S = 1.0
 
 
 class Health(CamelModel):
@@ -99,7 +102,14 @@ class Health(CamelModel):
 
 
 def _error(status: int, code: str, message: str, headers: dict[str, str] | None = None) -> JSONResponse:
-    return JSONResponse({"error": {"code": code, "message": message}}, status_code=status, headers=headers)
+    error: dict[str, str] = {"code": code, "message": message}
+    if status >= 500:  # what an operator needs to find this failure in the logs and traces
+        error["requestId"] = request_id.get()
+        if (trace_id := tracing.current_trace_id()) is not None:
+            error["traceId"] = trace_id
+        # the handler of an unhandled error answers outside every middleware: the id goes on here
+        headers = {**(headers or {}), "X-Request-ID": error["requestId"]}
+    return JSONResponse({"error": error}, status_code=status, headers=headers)
 
 
 def _validation_message(exc: RequestValidationError) -> tuple[str, str]:
@@ -116,6 +126,8 @@ def _validation_message(exc: RequestValidationError) -> tuple[str, str]:
 def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(MemchatError)
     async def _memchat_error(_request: Request, exc: MemchatError) -> JSONResponse:
+        if exc.status_code == 429 and metrics.enabled:
+            metrics.REFUSALS.labels(exc.code).inc()
         return _error(exc.status_code, exc.code, exc.message, exc.headers)
 
     @app.exception_handler(RequestValidationError)
@@ -145,6 +157,8 @@ def install_error_handlers(app: FastAPI) -> None:
     async def _redis_error(_request: Request, exc: RedisError) -> JSONResponse:
         # what has no degraded mode of its own (memchat.chat.shared_streams answers resume and stop)
         log.warning("Redis unavailable: %s", exc)
+        if metrics.enabled:
+            metrics.REDIS_ERRORS.labels("request").inc()
         return _error(503, REDIS_UNAVAILABLE, "Redis cannot be reached; try again", {"Retry-After": "1"})
 
     @app.exception_handler(Exception)
@@ -203,10 +217,16 @@ def build_chat_services(
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or Settings()
     mcp = McpEndpoint()
+    metrics.set_enabled(settings.observability.metrics)
+    tracing.setup_from_environment()
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         db = create_database(settings.database)
+        if settings.observability.metrics:
+            watch_pool(db.engine.sync_engine.pool, "main")
+            if db.sqlite_engine is not None:  # SQLite's one writer connection, on its own thread
+                watch_pool(db.sqlite_engine.pool, "sqlite_writer")
         if not await is_up_to_date(db.engine):
             if not settings.database.migrate_on_start:
                 await db.dispose()
@@ -287,6 +307,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             await db.dispose()
             if shared is not None:
                 await shared.aclose()
+            metrics.process_exited()
+            tracing.flush()
 
     app = FastAPI(
         title="memchat",
@@ -304,27 +326,28 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     @app.get("/healthz", tags=["health"])
     async def healthz(request: Request) -> Any:
         state: AppState = request.app.state.memchat
-        try:
-            await asyncio.wait_for(state.db.check_writable(), HEALTH_WRITE_TIMEOUT_S)
-        except ReadOnlyDatabase:
-            return _error(503, "database_read_only", "the database accepts no writes")
-        except TimeoutError:
-            return _error(503, "database_busy", f"the database could not take a write in {HEALTH_WRITE_TIMEOUT_S:g} s")
-        except DBAPIError as exc:
-            if is_busy(exc):
-                return _error(503, "database_busy", "the database is locked by another writer")
-            log.error("health check: the database cannot be written", exc_info=exc)
-            return _error(503, "database_unavailable", "the database cannot be written")
-        if state.redis is not None:
-            try:
-                await asyncio.wait_for(state.redis.ping(), HEALTH_REDIS_TIMEOUT_S)
-            except (RedisError, OSError, TimeoutError):
-                return _error(
-                    503, REDIS_UNAVAILABLE, "Redis cannot be reached: resume and stop fail, limits count per instance"
-                )
+        if (problem := await storage_problem(state.db, state.redis)) is not None:
+            return _error(503, problem.code, problem.message)
         local = state.local_model
         llm = "remote" if local is None else f"local:{local.state}"
         return Health(status="ok", database="ok", llm=llm, images=settings.llm.images)
+
+    @app.get("/livez", tags=["health"])
+    async def livez() -> Any:
+        """The process answers (restart it when this fails)."""
+        return {"status": "ok"}
+
+    @app.get("/readyz", tags=["health"])
+    async def readyz(request: Request) -> Any:
+        """This instance can take traffic: the database takes a write in time, Redis answers when
+        configured, the embedded model (if any) is ready."""
+        state: AppState = request.app.state.memchat
+        problem = model_problem(state.local_model) or await storage_problem(state.db, state.redis)
+        if problem is not None:
+            return _error(503, problem.code, problem.message)
+        return {"status": "ok"}
+
+    install_metrics_route(app, settings.observability.metrics, settings.observability.metrics_token)
 
     for router in (
         auth_router,
@@ -349,6 +372,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             allow_origins=settings.http.cors_origins,
             allow_methods=["GET", "POST", "PATCH", "DELETE"],
             # and the MCP client's own headers, for a browser MCP client of /mcp
-            allow_headers=["Authorization", "Content-Type", "Idempotency-Key", *MCP_REQUEST_HEADERS],
+            allow_headers=["Authorization", "Content-Type", "Idempotency-Key", "X-Request-ID", *MCP_REQUEST_HEADERS],
+            expose_headers=["X-Request-ID"],
         )
+    app.add_middleware(RequestObservation)  # outermost: every response has its request id
     return app

@@ -122,9 +122,15 @@ def serve(
     """Run the HTTP server."""
     import uvicorn
 
-    from memchat.app import create_app
-
     settings = Settings()
+    if workers > 1 and settings.observability.metrics:
+        # before anything imports prometheus_client: every worker writes its values there
+        from memchat.observability.workers import prepare_metrics_dir
+
+        prepare_metrics_dir()
+    from memchat.app import create_app
+    from memchat.observability.logs import log_config
+
     settings.database.migrate_on_start = settings.database.is_sqlite if migrate is None else migrate
     if workers > 1:
         problem = several_processes_problem(settings)
@@ -140,7 +146,13 @@ def serve(
     if taken is not None:
         _fail(taken)
     typer.echo(f"memchat on http://{host}:{port}/  (API docs: http://{host}:{port}/docs)", err=True)
-    options: dict[str, Any] = {"host": host, "port": port, "log_level": log_level, "proxy_headers": False}
+    options: dict[str, Any] = {
+        "host": host,
+        "port": port,
+        "log_level": log_level,
+        "log_config": log_config(settings.observability.log_format, log_level),
+        "proxy_headers": False,
+    }
     if workers == 1:
         uvicorn.run(create_app(settings), **options)
         return

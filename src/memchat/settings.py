@@ -272,6 +272,15 @@ class HttpSettings(_Group):
     )
 
 
+class ObservabilitySettings(_Group):
+    metrics: bool = Field(default=True, description="Prometheus metrics at /metrics; false: none recorded or served")
+    metrics_token: str | None = Field(
+        default=None, description="when set, /metrics asks for `Authorization: Bearer <token>`"
+    )
+    log_format: Literal["text", "json"] = Field(default="text", description="json: one JSON object per log line")
+    log_content: bool = Field(default=False, description="debug only: log lines may carry message text")
+
+
 def _apply_profile(groups: dict[str, Any]) -> None:
     """Fill what the profile decides into the groups where nothing set it (the environment, a keyword);
     the values stay unmarked as set, so that a copy with another profile gets that profile's."""
@@ -312,6 +321,7 @@ class Settings(BaseModel):
     limits: LimitSettings
     auth: AuthSettings
     http: HttpSettings
+    observability: ObservabilitySettings
 
     GROUPS: ClassVar[dict[str, type[_Group]]] = {
         "profile": ProfileSettings,
@@ -324,6 +334,7 @@ class Settings(BaseModel):
         "limits": LimitSettings,
         "auth": AuthSettings,
         "http": HttpSettings,
+        "observability": ObservabilitySettings,
     }
 
     def __init__(self, **values: Any) -> None:

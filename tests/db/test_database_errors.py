@@ -78,7 +78,11 @@ async def test_a_database_error_that_is_not_busy_is_a_500_with_nothing_internal(
                 headers=auth(token),
             )
         assert response.status_code == 500
-        assert response.json() == {"error": {"code": "internal_error", "message": "internal server error"}}
+        # a 5xx names its request, so an operator finds it in the logs (tracing off: no trace id)
+        request_id = response.headers["x-request-id"]
+        assert response.json() == {
+            "error": {"code": "internal_error", "message": "internal server error", "requestId": request_id}
+        }
         listed = await running.client.get(f"/api/agents/{agent['id']}/memories", headers=auth(token))
         assert listed.json()["memories"] == []  # nothing half-written
 

@@ -8,6 +8,7 @@ the LLM summary when it is due. Each step logs its own failure and never stops t
 
 import asyncio
 import logging
+import time
 
 from memchat.chat.events import MemoryNote
 from memchat.chat.llm_summary import summarize_safely
@@ -19,6 +20,7 @@ from memchat.memories.extraction.run import backfill_vectors, extract_safely, ru
 from memchat.memories.repository import get_memory
 from memchat.models.memory import ACTIVE
 from memchat.models.message import EXTRACTION_DONE
+from memchat.observability import metrics
 
 log = logging.getLogger("memchat.after_turn")
 
@@ -29,17 +31,20 @@ async def after_saved(services: ChatServices, saved: SavedReply, after: AfterTur
     memory = services.memory
     extracted_inline = after.state == EXTRACTION_DONE
     saved_ids: list[str] = []
+    saved_at = time.perf_counter()
     if after.inline is not None and not extracted_inline:
         try:
             saved_ids = await run_extraction(services.db, memory, saved.id, candidates=after.inline)
             extracted_inline = True
+            metrics.extraction_done("inline", saved_at)
         except Exception:
             log.exception("memory extraction failed for message %s; left pending", saved.id)
     summary_llm = services.summary.strategy == "llm"
     if not extracted_inline or memory.embeddings is not None or summary_llm:
         extracted: asyncio.Future[list[str]] = asyncio.get_running_loop().create_future()
+        metrics.after_turn_queued()
         services.background.spawn(
-            run_after_turn(services, saved, extract=not extracted_inline, extracted=extracted),
+            run_after_turn(services, saved, extract=not extracted_inline, extracted=extracted, saved_at=saved_at),
             name=f"after-turn-{saved.id}",
         )
         if not extracted_inline and memory.stream_wait_s > 0:
@@ -53,13 +58,35 @@ async def after_saved(services: ChatServices, saved: SavedReply, after: AfterTur
 
 
 async def run_after_turn(
-    services: ChatServices, saved: SavedReply, *, extract: bool, extracted: "asyncio.Future[list[str]] | None" = None
+    services: ChatServices,
+    saved: SavedReply,
+    *,
+    extract: bool,
+    extracted: "asyncio.Future[list[str]] | None" = None,
+    saved_at: float | None = None,
 ) -> None:
     """The background work after a saved turn, one job so that its LLM calls come in a fixed order:
     extraction (when not done inline), vectors for memories that lack one, the LLM summary when due.
     `extracted` gets the ids extraction added or changed as soon as it is done."""
+    try:
+        await _after_turn_job(services, saved, extract=extract, extracted=extracted, saved_at=saved_at)
+    finally:
+        if saved_at is not None:
+            metrics.after_turn_done()
+
+
+async def _after_turn_job(
+    services: ChatServices,
+    saved: SavedReply,
+    *,
+    extract: bool,
+    extracted: "asyncio.Future[list[str]] | None",
+    saved_at: float | None,
+) -> None:
     db, memory = services.db, services.memory
     ids = await extract_safely(db, memory, saved.id) if extract else []
+    if extract and saved_at is not None:
+        metrics.extraction_done("background", saved_at)
     if extracted is not None and not extracted.done():
         extracted.set_result(ids)
     if memory.embeddings is not None:

@@ -27,6 +27,8 @@ from memchat.chat.user_message import StoredReply
 
 
 class TurnEncoder(Protocol):
+    wire: str  # the wire format's name in the metrics: text, ui, openai
+
     async def stream(self, started: TurnStarted, batches: EventBatches) -> Response:
         """The response for a turn: its events as they come."""
         ...
@@ -70,6 +72,8 @@ async def plain_text_chunks(batches: EventBatches) -> AsyncIterator[bytes]:
 
 class PlainTextEncoder:
     """The seed's wire format: the reply's text, nothing else."""
+
+    wire = "text"  # its label in the metrics
 
     async def stream(self, started: TurnStarted, batches: EventBatches) -> Response:
         return StreamBody(plain_text_chunks(batches), "text/plain; charset=utf-8")

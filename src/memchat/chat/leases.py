@@ -19,6 +19,7 @@ from memchat.instances import seen
 from memchat.memories.extraction.pipeline import MemoryPipeline
 from memchat.memories.extraction.run import extract_safely
 from memchat.models.message import EXTRACTION_PENDING
+from memchat.observability import metrics
 
 log = logging.getLogger("memchat.after_turn")
 
@@ -27,7 +28,9 @@ async def interrupt_expired_turns(db: Database) -> int:
     """Turns whose lease ran out become interrupted: their instance died (or lost the database).
     Any instance may do this, at any time: a live lease is never touched."""
     async with db.write() as session:
-        return await messages.interrupt_expired_turns(session, now_ms())
+        count = await messages.interrupt_expired_turns(session, now_ms())
+    metrics.leases_expired(count)
+    return count
 
 
 async def watch_leases(services: ChatServices) -> None:
@@ -46,6 +49,7 @@ async def watch_leases(services: ChatServices) -> None:
                 until = now_ms() + int(lease_s * 1000)
                 ids = sorted(services.active_turns)
                 await services.db.run_write(messages.renew_leases, ids, owner=services.instance_id, until_ms=until)
+                metrics.leases_renewed(len(ids))
             if rounds % 3 == 0 and (count := await interrupt_expired_turns(services.db)):
                 log.info("%d turns whose lease ran out marked interrupted", count)
         except DBAPIError as exc:

@@ -16,6 +16,7 @@ from memchat.conversations import repository as conversations
 from memchat.db.engine import Database
 from memchat.errors import UpstreamError
 from memchat.llm.client import LLMClient
+from memchat.observability import metrics
 from memchat.text import normalize
 
 log = logging.getLogger("memchat.summary")
@@ -123,6 +124,9 @@ async def summarize_safely(
     db: Database, llm: LLMClient, conversation_id: str, *, every_n_turns: int, max_chars: int
 ) -> None:
     try:
-        await summarize_if_due(db, llm, conversation_id, every_n_turns=every_n_turns, max_chars=max_chars)
+        stored = await summarize_if_due(db, llm, conversation_id, every_n_turns=every_n_turns, max_chars=max_chars)
     except Exception:
+        metrics.summary_job("failed")
         log.exception("LLM summary failed for conversation %s", conversation_id)
+    else:
+        metrics.summary_job("stored" if stored else "not_due")

@@ -44,6 +44,7 @@ class TurnRelay:
         self._stopped = False
         self._timeout: asyncio.Timeout | None = None
         self._upstream_error: TurnFailed | None = None
+        self.failed = False  # the turn ended as failed (its reply not stored)
 
     def attach(self, live: LiveTurn) -> None:
         """Followers of the turn (resume) get every event from the first text on."""
@@ -78,6 +79,8 @@ class TurnRelay:
 
     def emit(self, event: TurnEvent) -> None:
         """An event for the client's stream and the turn's followers."""
+        if type(event) is TurnFailed:
+            self.failed = True
         self._queue.put_nowait(event)
         if self._live is not None:
             self._live.publish(event)

@@ -23,6 +23,7 @@ No session is held open across the stream.
 
 import logging
 from collections.abc import Callable
+from contextlib import nullcontext
 
 from sqlalchemy.exc import DBAPIError
 from starlette.responses import Response
@@ -45,6 +46,7 @@ from memchat.db.engine import AnyRow
 from memchat.errors import InvalidInput, TooManyRequests, Unauthorized
 from memchat.memories.extraction.pipeline import AfterTurn
 from memchat.models.message import REPLY_FAILED
+from memchat.observability.turns import TurnWatch
 from memchat.schemas import PROFILE_FIELDS
 from memchat.security import check_token_current
 
@@ -62,17 +64,24 @@ async def run_chat_turn(
     wait_s = await services.limiter.check(user_id)
     if wait_s:
         raise TooManyRequests("too many chat requests; slow down", headers={"Retry-After": str(wait_s)})
+    watch = TurnWatch(encoder.wire)
     try:
         intent = read_intent(request, user_id, idempotency_key, services.limits)
-        turn = await prepare_turn(services, intent)
+        turn = await prepare_turn(services, intent, watch)
         if isinstance(turn, StoredReply):
+            watch.discard()
             return await encoder.stream(*replayed(turn))
+    except BaseException:
+        watch.discard()  # refused before the upstream: not a turn
+        raise
     finally:
         if setup_done is not None:
             setup_done()  # the next turn's setup may start while this one waits for the model
     try:
-        reply = await services.llm.open_reply(turn.prompt)
+        with watch.step("upstream"):
+            reply = await services.llm.open_reply(turn.prompt)
     except BaseException:
+        watch.ended("failed", streamed=False)
         if turn.user_message_id is not None:
             await end_turn(services, turn.user_message_id, REPLY_FAILED)
         raise
@@ -80,24 +89,33 @@ async def run_chat_turn(
     started = TurnStarted(turn.reply_id, turn.user_message_id, turn.conversation_id)
     if turn.conversation_id is not None:
         relay.attach(await services.streams.start(started, relay.stop))
-    services.background.spawn(answer_turn(services, turn, relay), name=f"turn-{turn.user_message_id or 'compat'}")
+    watch.responded()
+    with watch.current():
+        services.background.spawn(
+            answer_turn(services, turn, relay, watch), name=f"turn-{turn.user_message_id or 'compat'}"
+        )
     return await encoder.stream(started, relay.events())
 
 
-async def answer_turn(services: ChatServices, turn: TurnContext, relay: TurnRelay) -> None:
+async def answer_turn(services: ChatServices, turn: TurnContext, relay: TurnRelay, watch: TurnWatch) -> None:
     """The second half of the turn (steps 5 to 8 above)."""
+    outcome = "failed"
     try:
         status = await relay.stream()  # 5
         after = services.memory.after_turn(turn.user_text)
         await relay.close_upstream()  # a stopped reply: the upstream request ends here
-        saved = await _store(services, turn, relay, status, after)  # 6
+        with watch.step("commit_2"):
+            saved = await _store(services, turn, relay, status, after)  # 6
+        outcome = "failed" if relay.failed else status
         if saved is None:
             return
-        memory_ids = await after_saved(services, saved, after)  # 7
+        with watch.step("extraction"):
+            memory_ids = await after_saved(services, saved, after)  # 7
         if memory_ids:
             relay.emit(MemorySaved(await memory_notes(services.db, turn.user_id, memory_ids)))
         relay.emit(TurnFinished(status, saved.id, saved.summary, saved.message_count, relay.upstream_error))
     finally:
+        watch.ended(outcome)
         # the turn is in active_turns since commit point 1 (prepare_turn): its lease was renewed
         # while the relay streamed and the turn was stored
         services.active_turns.discard(turn.user_message_id or "")
@@ -167,20 +185,23 @@ async def end_turn(services: ChatServices, message_id: str, reply_state: str) ->
         services.active_turns.discard(message_id)
 
 
-async def prepare_turn(services: ChatServices, intent: TurnIntent) -> TurnContext | StoredReply:
+async def prepare_turn(
+    services: ChatServices, intent: TurnIntent, watch: TurnWatch | None = None
+) -> TurnContext | StoredReply:
     """Everything up to the LLM call; with an agent, committed in one transaction (commit point 1)."""
     if intent.agent_id is None:
         return await _compat_turn(services, intent)
     now = now_ms()
     claim = TurnClaim(services.instance_id, now + int(services.limits.turn_lease_s * 1000), now)
-    side = await services.db.run_write(
-        store_user_side,
-        intent,
-        claim,
-        services.limits.recent_message_limit,
-        services.memory.read_for_prompt,
-        services.image_history_messages if services.images else None,
-    )
+    with watch.step("commit_1") if watch is not None else nullcontext():
+        side = await services.db.run_write(
+            store_user_side,
+            intent,
+            claim,
+            services.limits.recent_message_limit,
+            services.memory.read_for_prompt,
+            services.image_history_messages if services.images else None,
+        )
     if isinstance(side, StoredReply):
         return side
     # From now until the relay has stored the reply (or the turn failed), this instance renews

@@ -128,6 +128,8 @@ async def ui_chunks(started: TurnStarted, batches: EventBatches) -> AsyncIterato
 
 
 class UIMessageStreamEncoder:
+    wire = "ui"  # its label in the metrics
+
     async def stream(self, started: TurnStarted, batches: EventBatches) -> Response:
         return StreamBody(ui_chunks(started, batches), MEDIA_TYPE, UI_STREAM_HEADERS)
 

@@ -11,6 +11,7 @@ they touch, beside its async helpers.
 
 import asyncio
 import contextvars
+import time
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
@@ -24,6 +25,7 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.engine.url import URL, make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 
+from memchat.observability import metrics
 from memchat.settings import DatabaseSettings
 
 _WRITE_OPTION = "memchat_write"
@@ -106,9 +108,13 @@ class Database:
                     connection.commit()
                     return result
 
+            asked = time.perf_counter()
             async with self._write_lock:
+                metrics.write_waited(asked)
                 return await asyncio.get_running_loop().run_in_executor(self.sqlite_thread, context.run, transaction)
+        asked = time.perf_counter()
         async with self.write_engine.begin() as connection:
+            metrics.write_waited(asked)
             return await connection.run_sync(work, *args, **kwargs)
 
     async def check_writable(self) -> None:

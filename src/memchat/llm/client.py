@@ -30,6 +30,7 @@ from memchat.llm.stream import (
     post_stream,
     retry_after_s,
 )
+from memchat.observability import metrics
 
 log = logging.getLogger("memchat.llm")
 
@@ -143,6 +144,7 @@ class LLMClient:
                     await discard(response)
                     failure = status_error(response.status)
                     if response.status not in RETRY_STATUSES:
+                        metrics.upstream_failed(failure.code, retried=False)
                         raise failure
                     retry_after = retry_after_s(response)
                 else:
@@ -156,6 +158,7 @@ class LLMClient:
                     except STREAM_ERRORS as exc:
                         failure = upstream_error(exc)
                     await stream.close()
+            metrics.upstream_failed(failure.code, retried=attempt < self._max_retries)
             if attempt == self._max_retries:
                 raise failure
             delay = min(max(retry_after, 0.25 * 2**attempt), _MAX_BACKOFF_S)

@@ -41,6 +41,7 @@ def _sse(payload: dict[str, Any]) -> bytes:
 class OpenAIEncoder:
     """One request's encoder: the model name it answers as, streamed or not, usage asked for."""
 
+    wire = "openai"  # its label in the metrics (a class attribute, not a field)
     model: str
     input_text: str
     stream_body: bool

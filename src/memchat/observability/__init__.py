@@ -1,0 +1,1 @@
+"""What an operator sees of a running memchat: metrics, traces, logs, probes."""
