@@ -108,7 +108,13 @@ async def chat_completions(
     turn_request = ChatRequest(
         agent_id=agent.id,
         conversation_id=body.conversation_id,
-        messages=[UIMessage(role="user", parts=[UIPart(type="text", text=text)])],
+        # its pictures are the chat's file parts: checked, stored and sent upstream as /api/chat does
+        messages=[
+            UIMessage(
+                role="user",
+                parts=[UIPart(type="text", text=text), *(UIPart(type="file", url=url) for url in last.picture_urls())],
+            )
+        ],
     )
     encoder = OpenAIEncoder(
         model=body.model,

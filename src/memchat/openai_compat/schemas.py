@@ -22,9 +22,14 @@ class _Lenient(BaseModel):
         return self
 
 
+class ImageUrl(_Lenient):
+    url: str = Field(description="a base64 data URL (a picture on the web is refused: nothing is fetched)")
+
+
 class ContentPart(_Lenient):
     type: str = Field(max_length=100)
     text: str | None = None
+    image_url: ImageUrl | None = Field(default=None, description="an `image_url` part: a picture sent with the message")
 
 
 class InputMessage(_Lenient):
@@ -35,6 +40,12 @@ class InputMessage(_Lenient):
         if isinstance(self.content, str):
             return self.content
         return "".join(part.text for part in self.content or [] if part.type == "text" and part.text)
+
+    def picture_urls(self) -> list[str]:
+        """The urls of its `image_url` parts (a part without one is kept, to be refused as such)."""
+        if isinstance(self.content, str):
+            return []
+        return [part.image_url.url if part.image_url else "" for part in self.content or [] if part.type == "image_url"]
 
 
 class StreamOptions(_Lenient):
