@@ -67,7 +67,7 @@ class Server:
                 if self.process.poll() is not None:
                     raise RuntimeError(self.log.read_text())
                 try:
-                    if (await client.get(f"{self.url}/healthz", timeout=5)).status_code == 200:
+                    if (await client.get(f"{self.url}/healthz", timeout=10)).status_code == 200:
                         return
                 except httpx.TransportError:
                     pass

@@ -55,7 +55,7 @@ def _wait_until_up(url: str, process: subprocess.Popen[bytes], log: Path) -> Non
         if process.poll() is not None:
             raise RuntimeError(f"{process.args!r} exited with {process.returncode}:\n{log.read_text()}")
         try:
-            if httpx.get(url, timeout=1.0).status_code == 200:
+            if httpx.get(url, timeout=10.0).status_code == 200:  # a busy machine answers slowly
                 return
         except httpx.TransportError:
             pass
