@@ -32,6 +32,22 @@ from tests.upstream import TestUpstream
 # `profile="standard"` (or set MEMCHAT_PROFILE) themselves.
 os.environ.setdefault("MEMCHAT_PROFILE", "seed-v1")
 
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Under pytest-xdist (`--dist loadgroup`, as scripts/test runs it), the tests that share a module-
+    or package-scoped fixture (a browser and its server, a loaded model) run on one worker, so each
+    such fixture is set up once; every other test goes to whichever worker is free."""
+    for item in items:
+        fixturedefs = getattr(item, "_fixtureinfo", None)
+        if fixturedefs is None:
+            continue
+        scopes = {d.scope for defs in fixturedefs.name2fixturedefs.values() for d in defs}
+        if "package" in scopes:
+            item.add_marker(pytest.mark.xdist_group(str(item.path.parent.relative_to(item.config.rootpath))))
+        elif "module" in scopes:
+            item.add_marker(pytest.mark.xdist_group(str(item.path.relative_to(item.config.rootpath))))
+
+
 POSTGRES_URL = os.environ.get("MEMCHAT_TEST_POSTGRES_URL", "postgresql+asyncpg://postgres@127.0.0.1:5432/test")
 BACKENDS = ["sqlite", "postgresql"]
 
@@ -306,8 +322,10 @@ def sync_server(settings: Settings) -> Iterator[dict[str, Any]]:
     thread.start()
     import time
 
-    deadline = time.monotonic() + 20
-    while not server.started and time.monotonic() < deadline:
+    deadline = time.monotonic() + 180  # generous: several test workers share a small machine
+    while not server.started:
+        assert thread.is_alive(), "the app stopped while starting"
+        assert time.monotonic() < deadline, "the app did not start"
         time.sleep(0.01)
     with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30) as client:
         email = f"p{uuid.uuid4().hex[:8]}@example.com"

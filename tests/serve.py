@@ -6,6 +6,7 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -13,6 +14,18 @@ import httpx
 import pytest
 
 from tests.upstream import TestUpstream
+
+# How long a `memchat serve` may take to answer /healthz: generous, as the suite runs several
+# workers at once on a small machine (a deadline, not a sleep: a quick start returns at once).
+START_DEADLINE_S = 180.0
+
+
+def redis_url() -> str:
+    """The shared Redis at 127.0.0.1:6379, a database number of this pytest-xdist worker's own
+    (gw0 -> 1, gw1 -> 2, ...; 0 without xdist), so parallel workers never read each other's keys."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    number = int(worker.removeprefix("gw")) + 1 if worker.startswith("gw") else 0
+    return f"redis://127.0.0.1:6379/{number % 16}"
 
 
 def free_port() -> int:
@@ -48,16 +61,18 @@ class Server:
             stdout=self.log.open("ab"),
             stderr=subprocess.STDOUT,
         )
+        deadline = time.monotonic() + START_DEADLINE_S
         async with httpx.AsyncClient() as client:
-            for _ in range(1200):  # bounded wait for the port to answer (a loaded machine starts slowly)
+            while time.monotonic() < deadline:  # poll until the port answers (a loaded machine starts slowly)
                 if self.process.poll() is not None:
                     raise RuntimeError(self.log.read_text())
                 try:
-                    if (await client.get(f"{self.url}/healthz")).status_code == 200:
+                    if (await client.get(f"{self.url}/healthz", timeout=10)).status_code == 200:
                         return
                 except httpx.TransportError:
-                    await asyncio.sleep(0.05)
-        raise RuntimeError("memchat serve did not come up")
+                    pass
+                await asyncio.sleep(0.05)
+        raise RuntimeError(f"memchat serve did not come up in {START_DEADLINE_S:.0f} s:\n{self.log.read_text()}")
 
     @property
     def url(self) -> str:

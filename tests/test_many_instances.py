@@ -17,10 +17,10 @@ from memchat.db.engine import Database, create_database
 from memchat.models import Message
 from memchat.settings import Settings
 from tests.conftest import auth, chat_body, create_agent, race_while_held, signup
-from tests.serve import Server, free_port, server_env
+from tests.serve import Server, free_port, redis_url, server_env
 from tests.upstream import Reply, TestUpstream
 
-REDIS = {"MEMCHAT_REDIS_URL": "redis://127.0.0.1:6379/0"}
+REDIS = {"MEMCHAT_REDIS_URL": redis_url()}
 
 
 @asynccontextmanager

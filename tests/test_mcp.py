@@ -20,7 +20,7 @@ from mcp.types import TextContent
 from memchat.settings import Settings
 from tests.conftest import Running, auth, chat, create_agent, serve_app, signup
 from tests.memories.support import Serve, serve_fixture  # noqa: F401
-from tests.serve import Server, free_port, server_env
+from tests.serve import Server, free_port, redis_url, server_env
 from tests.upstream import DEFAULT_REPLY, TestUpstream
 
 CLIENTS_MD = Path(__file__).resolve().parents[1] / "docs" / "clients.md"
@@ -328,7 +328,7 @@ async def test_one_mcp_session_is_answered_by_any_instance(
 ) -> None:
     """Two real `memchat serve` processes on one PostgreSQL database; the session's requests alternate."""
     # several instances share Redis (memchat refuses a second one on the database without it)
-    env = server_env(postgres_url, upstream, tmp_path, MEMCHAT_REDIS_URL="redis://127.0.0.1:6379/0")
+    env = server_env(postgres_url, upstream, tmp_path, MEMCHAT_REDIS_URL=redis_url())
     servers = [Server(env, free_port(), tmp_path / f"server-{n}.log") for n in range(2)]
     try:
         for server in servers:

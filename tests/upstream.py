@@ -266,7 +266,7 @@ class TestUpstream:
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [sock]}, daemon=True)
         self._thread.start()
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 60  # generous: parallel test workers on a small machine
         while not self._server.started:
             if time.monotonic() > deadline:
                 raise RuntimeError("test upstream did not start")

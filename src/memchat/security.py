@@ -1,6 +1,7 @@
 """Password hashing (argon2) and bearer tokens (HS256 JWT, sub = user id)."""
 
 import asyncio
+import functools
 import secrets
 from pathlib import Path
 
@@ -13,8 +14,13 @@ from memchat.errors import Unauthorized
 from memchat.settings import AuthSettings
 
 _hasher = PasswordHasher()
-# Verified against when the email is unknown, so both failures cost the same time.
-_DUMMY_HASH = _hasher.hash(secrets.token_hex(16))
+
+
+@functools.cache
+def _dummy_hash() -> str:
+    """Verified against when the email is unknown, so both failures cost the same time. Made on the
+    first login of either kind (not at import: a hash costs a CLI command or a start-up ~0.1 s)."""
+    return _hasher.hash(secrets.token_hex(16))
 
 
 async def hash_password(password: str) -> str:
@@ -23,8 +29,9 @@ async def hash_password(password: str) -> str:
 
 async def verify_password(password_hash: str | None, password: str) -> bool:
     def _verify() -> bool:
+        dummy = _dummy_hash()  # on every path, so the first login costs the same whoever it names
         try:
-            return _hasher.verify(password_hash or _DUMMY_HASH, password) and password_hash is not None
+            return _hasher.verify(password_hash or dummy, password) and password_hash is not None
         except (VerificationError, InvalidHashError):
             return False
 

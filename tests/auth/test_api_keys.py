@@ -10,7 +10,7 @@ from sqlalchemy import func, select, update
 
 from memchat.models import ApiKey
 from tests.conftest import Running, auth, chat, chat_body, create_agent, signup
-from tests.serve import Server, free_port, server_env
+from tests.serve import Server, free_port, redis_url, server_env
 from tests.upstream import DEFAULT_REPLY, TestUpstream
 
 
@@ -215,7 +215,7 @@ async def test_a_key_revoked_on_one_instance_is_refused_at_once_by_another(
 ) -> None:
     """Two real `memchat serve` processes on one PostgreSQL database, as behind a load balancer."""
     # several instances share Redis (memchat refuses a second one on the database without it)
-    env = server_env(postgres_url, upstream, tmp_path, MEMCHAT_REDIS_URL="redis://127.0.0.1:6379/0")
+    env = server_env(postgres_url, upstream, tmp_path, MEMCHAT_REDIS_URL=redis_url())
     a = Server(env, free_port(), tmp_path / "a.log")
     b = Server(env, free_port(), tmp_path / "b.log")
     try:

@@ -33,7 +33,11 @@ CHROMIUM_ARGS = [
     "--disable-sync",
     "--no-first-run",
 ]
-START_TIMEOUT_S = 60.0
+# Deadlines, generous because the suite runs several workers at once on a small machine; each wait
+# returns as soon as its condition holds.
+START_TIMEOUT_S = 180.0
+ACTION_TIMEOUT_MS = 30_000
+EXPECT_TIMEOUT_MS = 20_000
 PASSWORD = "e2e-password-123"
 
 
@@ -51,7 +55,7 @@ def _wait_until_up(url: str, process: subprocess.Popen[bytes], log: Path) -> Non
         if process.poll() is not None:
             raise RuntimeError(f"{process.args!r} exited with {process.returncode}:\n{log.read_text()}")
         try:
-            if httpx.get(url, timeout=1.0).status_code == 200:
+            if httpx.get(url, timeout=10.0).status_code == 200:  # a busy machine answers slowly
                 return
         except httpx.TransportError:
             pass
@@ -186,6 +190,8 @@ def browser() -> Iterator[Any]:
     if not Path(CHROMIUM).is_file():
         pytest.skip(f"{CHROMIUM} is missing: apt-get install -y chromium")
     with sync_api.sync_playwright() as playwright:
+        # generous waits for what a page shows: several test workers share a small machine
+        sync_api.expect.set_options(timeout=EXPECT_TIMEOUT_MS)
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
             yield browser
@@ -197,7 +203,7 @@ def browser() -> Iterator[Any]:
 def page(browser: Any, server: Server, upstream: Upstream) -> Iterator[Any]:
     upstream.reset()
     context = browser.new_context(base_url=server.base_url, viewport={"width": 1280, "height": 800}, locale="zh-CN")
-    context.set_default_timeout(10_000)
+    context.set_default_timeout(ACTION_TIMEOUT_MS)
     page = context.new_page()
     try:
         yield page

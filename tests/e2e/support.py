@@ -39,7 +39,7 @@ def history(server: Server, token: str, agent_id: str) -> list[dict[str, Any]]:
         return messages
 
 
-def wait_for(condition: Callable[[], bool], what: str, timeout_s: float = 10.0) -> None:
+def wait_for(condition: Callable[[], bool], what: str, timeout_s: float = 30.0) -> None:
     """Waits for server-side state the browser cannot show yet (e.g. a reply saved after a stop)."""
     deadline = time.monotonic() + timeout_s
     while not condition():
