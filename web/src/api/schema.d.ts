@@ -949,6 +949,8 @@ export interface components {
         };
         /** ContentPart */
         ContentPart: {
+            /** @description an `image_url` part: a picture sent with the message */
+            image_url?: components["schemas"]["memchat__openai_compat__schemas__ImageUrl"] | null;
             /** Text */
             text?: string | null;
             /** Type */
@@ -1199,11 +1201,6 @@ export interface components {
             /** Detail */
             detail?: components["schemas"]["ValidationError"][];
         };
-        /** ImageUrl */
-        ImageUrl: {
-            /** Url */
-            url: string;
-        };
         /**
          * ImportMessage
          * @description One message: `content` (a string or parts, OpenAI) or `parts` (the history endpoint's shape).
@@ -1263,7 +1260,7 @@ export interface components {
          *     URL. Other kinds are left out.
          */
         ImportPart: {
-            imageUrl?: components["schemas"]["ImageUrl"] | null;
+            imageUrl?: components["schemas"]["memchat__imports__schemas__ImageUrl"] | null;
             /** Mediatype */
             mediaType?: string | null;
             /** Text */
@@ -1653,6 +1650,21 @@ export interface components {
             msg: string;
             /** Error Type */
             type: string;
+        };
+        /** ImageUrl */
+        memchat__imports__schemas__ImageUrl: {
+            /** Url */
+            url: string;
+        };
+        /** ImageUrl */
+        memchat__openai_compat__schemas__ImageUrl: {
+            /**
+             * Url
+             * @description a base64 data URL (a picture on the web is refused: nothing is fetched)
+             */
+            url: string;
+        } & {
+            [key: string]: unknown;
         };
     };
     responses: never;
