@@ -162,13 +162,14 @@ async def _store(
     except Exception:
         relay.emit(TurnFailed(code="save_failed", message="the reply could not be stored"))
         raise
+    assert not isinstance(saved, NotStored)  # given up above
     if isinstance(saved, TurnLost):
         # Not stored, so never a success on any wire format: the plain text body breaks off, the
         # UI stream ends with an error and no finish.
         log.warning("the turn of message %s is no longer this instance's: reply dropped", turn.user_message_id)
         relay.emit(TurnFailed(code="turn_taken_over", message=_TAKEN_OVER, http_status=409))
         return None
-    if saved is None or isinstance(saved, NotStored):  # nothing to store (no agent, or no text)
+    if saved is None:  # nothing to store (no agent, or no text)
         relay.emit(TurnFinished(status, None, error=relay.upstream_error))
         return None
     return saved
