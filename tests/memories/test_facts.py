@@ -14,6 +14,9 @@ from memchat.memories.language.slots import read_slots
         ("我叫小林，今年25岁，住在杭州，是一名护士。", ["我叫小林。", "我今年25岁。", "我住在杭州。", "我是一名护士。"]),  # noqa: E501
         ("I'm Dana and I teach middle school math.", ["I'm Dana.", "I teach middle school math."]),
         ("I'm 34 and I have a border collie named Scout.", ["I'm 34.", "I have a border collie named Scout."]),
+        ("我叫小满，在昆明一家民宿做前台。", ["我叫小满。", "我在昆明一家民宿做前台。"]),  # after a name, another fact
+        ("我今年二十九，在深圳做跨境电商。", ["我今年二十九。", "我在深圳做跨境电商。"]),  # an age in words
+        ("我在绵阳，孩子在读幼儿园中班。", ["我在绵阳。", "我孩子在读幼儿园中班。"]),  # someone else's fact
     ],
 )
 def test_a_statement_of_several_facts_is_cut_into_them(text: str, facts: list[str]) -> None:

@@ -2,7 +2,9 @@
 
 Each candidate is compared with every active memory (`conflicts.relation`, with the vectors'
 similarity when there are vectors): a change of mind supersedes the memories it contradicts, a
-paraphrase is merged into the closest one, anything else is a new memory. A fact candidate gets
+paraphrase is merged into the closest one, anything else is a new memory. Where the slots and cue
+words find no relation, the pair classifier (`language.relations`) may name the one memory the
+candidate changes or repeats. A fact candidate gets
 the day of its event, resolved from when the user said it. Pure apart from reading the vectors.
 """
 
@@ -13,7 +15,15 @@ from datetime import date
 from typing import Literal
 
 from memchat.clock import now_ms
-from memchat.memories.language.conflicts import CONTRADICTS, SAME, Statement, analyse, content_overlap, relation
+from memchat.memories.language.conflicts import (
+    COMPATIBLE,
+    CONTRADICTS,
+    SAME,
+    Statement,
+    analyse,
+    content_overlap,
+    relation,
+)
 from memchat.memories.language.content import clean_content
 from memchat.memories.language.dates import resolve_event_date
 from memchat.memories.language.facts import split_facts
@@ -58,12 +68,19 @@ def statement(text: str) -> Statement:
     return analyse(first_person(text))
 
 
+def _shares_a_slot(new: Statement, old: Statement) -> bool:
+    """Both name a value for one slot: the slot patterns decide, never the pair classifier."""
+    return bool(new.slots.keys() & old.slots.keys())
+
+
 _SENTENCE_END = re.compile(r"(?<=[。！？!?；;\n])")
 
 
 def revisions(user_text: str, candidates: Sequence[MemoryDraft], known: Sequence[StoredMemory]) -> list[MemoryDraft]:
     """Sentences the classifier did not keep that change an active memory (我现在不喝咖啡了): kept,
-    with the type of the memory they change, up to the per-turn limit."""
+    with the type of the memory they change, up to the per-turn limit. Only the cue words and slots
+    decide here: the pair classifier reads a remark about a thing one has (Mochi knocked my mug off
+    the table) as a change of it, so it judges only what the extractor chose to keep."""
     found: list[MemoryDraft] = []
     taken = {c.content for c in candidates}
     sentences = (p.strip() for p in _SENTENCE_END.split(user_text))
@@ -102,6 +119,46 @@ def _topic_scores(vector: bytes | None, text: str, embeddings: MemoryEmbeddings 
     return embeddings.topic_scores(vector, text) if embeddings is not None and vector is not None else None
 
 
+REPLACE_THRESHOLD = 0.5
+"""The pair classifier's probability (change + paraphrase) at which a candidate replaces the memory
+it is most likely to replace, where the slots and cue words found no relation (`language.relations`;
+chosen on the development pairs: see bench/memory_eval/RESULTS.md)."""
+
+
+def _model_choice(
+    candidate: MemoryDraft,
+    vector: bytes | None,
+    known: Sequence[StoredMemory],
+    embeddings: MemoryEmbeddings | None,
+) -> tuple[str, str] | None:
+    """(memory id, CONTRADICTS or SAME): the one memory the pair classifier says the candidate
+    changes or repeats (probabilities of both together at least `REPLACE_THRESHOLD`); None
+    without a model or vectors."""
+    if embeddings is None or vector is None or embeddings.relations is None:
+        return None
+    import numpy as np  # the `embeddings` extra, present whenever there are embeddings
+
+    from memchat.memories.extraction.pairs import pair_rows
+    from memchat.memories.language.relations import CHANGE, PARAPHRASE, RELATIONS, someone_else
+
+    who = someone_else(first_person(candidate.content))
+    olds = [
+        (m, v)
+        for m in known
+        if (v := m.vector(embeddings.model)) is not None and someone_else(first_person(m.content)) == who
+    ]
+    if not olds:
+        return None
+    rows = pair_rows(embeddings, candidate.content, vector, [(m.content, v) for m, v in olds])
+    p = embeddings.relations.probabilities(rows)
+    replace = p[:, RELATIONS.index(CHANGE)] + p[:, RELATIONS.index(PARAPHRASE)]
+    best = int(np.argmax(replace))
+    if float(replace[best]) < REPLACE_THRESHOLD:
+        return None
+    changed = p[best, RELATIONS.index(CHANGE)] >= p[best, RELATIONS.index(PARAPHRASE)]
+    return olds[best][0].id, CONTRADICTS if changed else SAME
+
+
 def judge_candidate(
     candidate: MemoryDraft,
     vector: bytes | None,
@@ -117,10 +174,13 @@ def judge_candidate(
     contradicted: list[str] = list(candidate.supersedes)
     same: list[tuple[float, str]] = []
     topic = _topic_scores(vector, candidate.content, embeddings)
+    choice = _model_choice(candidate, vector, known, embeddings)
     for memory, similarity in zip(known, _similarities(vector, known, embeddings), strict=True):
         old = statement(memory.content)
         old_topic = _topic_scores(memory.vector(embeddings.model), memory.content, embeddings) if embeddings else None
         verdict = relation(new, old, similarity, same_topic(topic, old_topic) if topic and old_topic else None)
+        if verdict == COMPATIBLE and choice is not None and choice[0] == memory.id and not _shares_a_slot(new, old):
+            verdict = choice[1]
         if verdict == CONTRADICTS and memory.id not in contradicted:
             contradicted.append(memory.id)
         elif verdict == SAME:

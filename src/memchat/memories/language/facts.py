@@ -36,12 +36,29 @@ def _clauses(text: str) -> list[str]:
     return [p.strip() for p in parts if p.strip()]
 
 
+# A clause whose subject is someone else (孩子在读中班, my son's in daycare): a fact of its own.
+_OTHER_SUBJECT = re.compile(
+    r"^(?:我家)?(?:孩子|儿子|女儿|闺女|老公|老婆|对象|男朋友|女朋友|爸爸?|妈妈?|我爸|我妈|哥哥?|姐姐?|弟弟?|妹妹?|爷爷|奶奶)"
+    r"|^(?:my|our)\s+(?:son|daughter|kids?|husband|wife|partner|boyfriend|girlfriend|mom|dad|brother|sister)\b",
+    re.IGNORECASE,
+)
+# Who one is (a name, an age): said in a few words, so what follows it is another fact.
+_IDENTITY = frozenset({"name", "age"})
+_SUBSTANTIVE = 4
+
 _REFERS_BACK = re.compile(r"[这那它]|\b(?:it|there|that|this|they|them)\b", re.IGNORECASE)
 
 
 def _stands_alone(clause: str) -> bool:
     """A clause with its own subject that points at nothing said before it (我喜欢吃辣, not 我很喜欢这里)."""
     return bool(_SUBJECT.match(clause)) and not _REFERS_BACK.search(clause)
+
+
+def _starts_another_fact(clause: str, before: set[str]) -> bool:
+    """A clause after a name or an age that says something more (我叫小满，在昆明做前台)."""
+    if not before:
+        return False
+    return before <= _IDENTITY and len(re.sub(r"\W", "", clause)) >= _SUBSTANTIVE
 
 
 def _slot_names(clause: str) -> frozenset[str]:
@@ -60,15 +77,22 @@ def split_facts(text: str) -> list[str]:
     for clause in clauses:
         slots = _slot_names(clause)
         new_slot = bool(slots) and bool(groups) and bool(groups[-1][1]) and not slots <= groups[-1][1]
-        new_subject = bool(groups) and bool(groups[-1][1]) and _stands_alone(clause)
+        someone_else = bool(groups) and bool(_OTHER_SUBJECT.match(clause))
+        new_subject = someone_else or (
+            bool(groups)
+            and bool(groups[-1][1])
+            and (_stands_alone(clause) or _starts_another_fact(clause, groups[-1][1]))
+        )
         if groups and not new_slot and not new_subject and (not slots or not groups[-1][1] or slots <= groups[-1][1]):
             groups[-1][0].append(clause)
             groups[-1][1].update(slots)
         else:
             groups.append(([clause], set(slots)))
-    if len(groups) < 2 or not any(slots for _, slots in groups):
+    about_others = any(_OTHER_SUBJECT.match(parts[0]) for parts, _ in groups[1:])
+    if len(groups) < 2 or not (about_others or any(slots for _, slots in groups)):
         return [text]
-    if not groups[0][1]:  # a lead-in without a slot ("对了，") goes with the first fact
+    if not groups[0][1] and len(re.sub(r"\W", "", "".join(groups[0][0]))) < _SUBSTANTIVE:
+        # a lead-in without a slot ("对了，") goes with the first fact
         lead, _ = groups.pop(0)
         groups[0] = ([*lead, *groups[0][0]], groups[0][1])
     chinese = bool(_CJK.search(text))

