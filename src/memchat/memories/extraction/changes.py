@@ -68,9 +68,11 @@ def statement(text: str) -> Statement:
     return analyse(first_person(text))
 
 
-def _shares_a_slot(new: Statement, old: Statement) -> bool:
-    """Both name a value for one slot: the slot patterns decide, never the pair classifier."""
-    return bool(new.slots.keys() & old.slots.keys())
+def _model_may_decide(new: Statement, old: Statement) -> bool:
+    """Where the pair classifier may turn the rules' `compatible` into a change or a paraphrase: not
+    when both name a value for one slot (the slot patterns decide), nor when the new statement adds
+    to what was said (also / too / 也 / 还: never a replacement)."""
+    return not (new.slots.keys() & old.slots.keys()) and not new.also
 
 
 _SENTENCE_END = re.compile(r"(?<=[。！？!?；;\n])")
@@ -179,7 +181,7 @@ def judge_candidate(
         old = statement(memory.content)
         old_topic = _topic_scores(memory.vector(embeddings.model), memory.content, embeddings) if embeddings else None
         verdict = relation(new, old, similarity, same_topic(topic, old_topic) if topic and old_topic else None)
-        if verdict == COMPATIBLE and choice is not None and choice[0] == memory.id and not _shares_a_slot(new, old):
+        if verdict == COMPATIBLE and choice is not None and choice[0] == memory.id and _model_may_decide(new, old):
             verdict = choice[1]
         if verdict == CONTRADICTS and memory.id not in contradicted:
             contradicted.append(memory.id)

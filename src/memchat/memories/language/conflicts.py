@@ -200,7 +200,7 @@ def relation(new: Statement, old: Statement, similarity: float | None = None, sa
     shared = new.slots.keys() & old.slots.keys()
     if shared:
         if any(not (new.slots[k] & old.slots[k]) for k in shared):
-            return CONTRADICTS
+            return COMPATIBLE if new.also else CONTRADICTS  # 我也会说英语 adds a language, 我还在北京 changes nothing
         return SAME
     if _names_favourite(new, old) or _names_favourite(old, new):
         return SAME  # 咖啡是我最喜欢的饮料 / 我喜欢喝咖啡
