@@ -75,3 +75,9 @@ def test_mixed_language_text_reads_both_slots() -> None:
     slots, _ = read_slots("我叫小林, I live in Denver")
     assert slots["name"] == frozenset({"小林"})
     assert slots["city"] == frozenset({"denver"})
+
+
+def test_a_value_said_with_also_adds_to_the_slot() -> None:
+    nurse = analyse("我是一名护士。")
+    assert relation(analyse("我现在是一名老师。"), nurse) == CONTRADICTS
+    assert relation(analyse("我也是一名老师。"), nurse) == COMPATIBLE  # a second job, not a new one

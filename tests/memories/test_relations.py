@@ -96,3 +96,13 @@ async def test_someone_elses_fact_never_replaces_the_users(serve: Serve, upstrea
     assert "头孢" in active
     assert "碘伏" in active
     assert await memories(running, token, agent_id, status="archived") == []
+
+
+async def test_a_fact_said_with_also_is_never_read_as_a_paraphrase(serve: Serve, upstream: TestUpstream) -> None:
+    running = await serve(**EMBEDDINGS)
+    token, agent_id = await user_with_agent(running)
+    await _say(running, upstream, token, agent_id, "花生我碰不得，一吃就起疹子。")
+    await _say(running, upstream, token, agent_id, "菠萝我也过敏，一吃嘴就麻。")
+    active = " | ".join(await _active(running, token, agent_id))
+    assert "花生" in active
+    assert "菠萝" in active
