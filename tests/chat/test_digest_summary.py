@@ -179,3 +179,17 @@ def test_forgetting_leaves_other_summaries_and_unrelated_lines_alone() -> None:
     assert forget_statements(digest, ["I work as a nurse."]) == digest
     assert forget_statements(digest, ["I live in Denver."]) == "用户：been here six years."
     assert forget_statements("用户：好的\nAgent：嗯", ["好的"]) == "用户：好的\nAgent：嗯"  # too short to say anything
+
+
+def test_what_the_memory_says_now_stays_in_the_digest() -> None:
+    from memchat.conversations.forget import forget_statements
+
+    digest = "用户：我开比亚迪。\nAgent：好车。\n用户：后来换了，我开比亚迪海豹，跑得很快。\nAgent：电车省钱。"
+    # 开比亚迪 is inside 开比亚迪海豹: without `kept` the new statement's clause would go too
+    assert forget_statements(digest, ["我开比亚迪。"]) == "用户：后来换了，跑得很快。"
+    assert forget_statements(digest, ["我开比亚迪。"], kept=["我开比亚迪海豹。"]) == (
+        "用户：后来换了，我开比亚迪海豹，跑得很快。\nAgent：电车省钱。"
+    )
+    # a rewrite in other words: the clause both say stays, the one only the old words said goes
+    digest = "用户：我住在杭州，养了一只猫。\nAgent：真好。"
+    assert forget_statements(digest, ["我住在杭州，养了一只猫。"], ["我住在杭州。"]) == "用户：我住在杭州"

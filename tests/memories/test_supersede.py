@@ -228,6 +228,25 @@ async def test_the_digest_forgets_what_a_superseded_memory_said(serve: Serve, up
     assert "北京" not in prompt
 
 
+async def test_the_digest_forgets_the_words_a_merge_rewrote(serve: Serve, upstream: TestUpstream) -> None:
+    """A merge stores the newer words: the older ones are no memory's any more, and a merge that
+    was wrong (another person's car, 朗逸 merged into 我兄弟开的是哈弗H6) must not leave them in
+    every prompt, where a later change of mind cannot reach them."""
+    running = await serve(**EMBEDDINGS, summary_strategy="digest")
+    token, agent_id = await user_with_agent(running)
+    await _say(running, upstream, token, agent_id, "我喜欢猫。")
+    await _say(running, upstream, token, agent_id, "今天天气不错。")
+    await _say(running, upstream, token, agent_id, "我很喜欢猫咪。")
+    [cat] = [m for m in await memories(running, token, agent_id) if "猫" in m["content"]]
+    assert cat["content"] == "我很喜欢猫咪。"
+    assert [e["kind"] for e in await history(running, token, cat["id"])] == ["extracted", "merged"]
+    await _say(running, upstream, token, agent_id, "晚上吃什么好呢？")
+    prompt = _system(upstream.requests[-1])
+    assert "用户：今天天气不错。" in prompt
+    assert "用户：我很喜欢猫咪。" in prompt  # what the memory says now stays
+    assert "用户：我喜欢猫。" not in prompt
+
+
 async def test_unrelated_english_facts_stay_apart(serve: Serve, upstream: TestUpstream) -> None:
     running = await serve(**EMBEDDINGS)
     token, agent_id = await user_with_agent(running)

@@ -4,7 +4,9 @@ The digest (`MEMCHAT_SUMMARY=digest`, chat/digest_summary.py) keeps the user's w
 `用户交代：` notes and `用户：` turns. After 我在北京上班 was superseded by 我搬到上海了, a line
 still saying 我在北京上班 would put the old value back into every prompt. So the clauses that
 said a memory that left are taken out of those lines; a turn whose user line loses a clause
-loses its reply line too (the reply may repeat the old value), and a line left empty goes. The
+loses its reply line too (the reply may repeat the old value), and a line left empty goes. What
+the memory says now, or the memory that replaced it (`kept`), stays: a clause saying it is never
+taken out, even where it holds a forgotten clause (我开比亚迪 superseded by 我开比亚迪海豹). The
 v1 summary and the LLM summary are prose, not lines: they are left as they are.
 """
 
@@ -47,13 +49,18 @@ def forgotten_clauses(statements: Iterable[str]) -> frozenset[str]:
     return frozenset(n for s in statements for clause, _ in _clauses(s) if len(n := _norm(clause)) >= MIN_CLAUSE_CHARS)
 
 
-def _without(text: str, forgotten: frozenset[str]) -> tuple[str, bool]:
-    """`text` without its forgotten clauses, and whether any went."""
+def _without(text: str, forgotten: frozenset[str], said_now: frozenset[str]) -> tuple[str, bool]:
+    """`text` without its forgotten clauses (those `said_now` stay), and whether any went."""
     kept: list[tuple[str, str]] = []
     removed = False
     for clause, end in _clauses(text):
         norm = _norm(clause)
-        if norm and len(norm) >= MIN_CLAUSE_CHARS and any(f == norm or (len(f) >= 4 and f in norm) for f in forgotten):
+        if (
+            norm
+            and len(norm) >= MIN_CLAUSE_CHARS
+            and norm not in said_now
+            and any(f == norm or (len(f) >= 4 and f in norm) for f in forgotten)
+        ):
             removed = True
             continue
         kept.append((clause, end))
@@ -63,9 +70,10 @@ def _without(text: str, forgotten: frozenset[str]) -> tuple[str, bool]:
     return rebuilt.strip("，,；;、 "), True
 
 
-def forget_statements(summary: str | None, statements: Iterable[str]) -> str | None:
-    """The digest without what `statements` said; any other summary unchanged."""
-    forgotten = forgotten_clauses(statements)
+def forget_statements(summary: str | None, statements: Iterable[str], kept: Iterable[str] = ()) -> str | None:
+    """The digest without what `statements` said and `kept` does not say; any other summary unchanged."""
+    said_now = forgotten_clauses(kept)
+    forgotten = forgotten_clauses(statements) - said_now
     if not forgotten or summary is None or not is_digest(summary):
         return summary
     out: list[str] = []
@@ -77,7 +85,7 @@ def forget_statements(summary: str | None, statements: Iterable[str]) -> str | N
         drop_reply = False
         for prefix in (NOTE, USER):
             if row.startswith(prefix):
-                text, removed = _without(row.removeprefix(prefix), forgotten)
+                text, removed = _without(row.removeprefix(prefix), forgotten, said_now)
                 if removed:
                     drop_reply = prefix == USER
                     row = prefix + text if _NOT_WORD.sub("", text) else ""

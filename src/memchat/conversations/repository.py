@@ -4,6 +4,7 @@ Two kinds of access side by side: the chat turn's statements on a sync `Connecti
 (see memchat.db.engine for why), and async helpers for the REST routes and the background jobs.
 """
 
+from collections.abc import Sequence
 from typing import Any, cast
 
 from sqlalchemy import Table, bindparam, delete, func, select, update
@@ -291,9 +292,14 @@ async def store_llm_summary(
     return (result.rowcount or 0) > 0  # type: ignore[attr-defined]
 
 
-async def forget_in_summaries(session: AsyncSession, agent_id: str, statements: list[str]) -> int:
+async def forget_in_summaries(
+    session: AsyncSession, agent_id: str, statements: list[str], kept: Sequence[str] = ()
+) -> int:
     """Take what `statements` said out of the digest summaries of the agent's conversations (a memory
-    that said it left); the rows are locked as commit point 2 locks them. The number changed."""
+    that said it left, or said it otherwise before a rewrite), but never what `kept` (the memories
+    that say it now) says; the rows are locked as commit point 2 locks them (FOR NO KEY UPDATE on
+    PostgreSQL: a turn rolling its summary waits for this transaction and rolls on what it left).
+    The number changed."""
     if not statements:
         return 0
     query = (
@@ -303,7 +309,7 @@ async def forget_in_summaries(session: AsyncSession, agent_id: str, statements: 
     )
     changed = 0
     for conversation_id, summary in (await session.execute(query)).all():
-        forgotten = forget_statements(summary, statements)
+        forgotten = forget_statements(summary, statements, kept)
         if forgotten != summary:
             await session.execute(
                 update(conversations).where(conversations.c.id == conversation_id).values(summary=forgotten)

@@ -87,7 +87,8 @@ async def update_memory(
             kind = EVENT_ARCHIVED if memory.status == ARCHIVED else UNARCHIVED
         await history.record(session, memory, kind=kind, actor=ACTOR_USER, before=before)
     if "content" in changed or ("status" in changed and memory.status != ACTIVE):
-        await forget_in_summaries(session, memory.agent_id, [said])  # what it said is no longer so
+        still = [memory.content] if memory.status == ACTIVE else []  # what it says now stays
+        await forget_in_summaries(session, memory.agent_id, [said], still)  # what it said is no longer so
     return MemoryOut.model_validate(memory)
 
 

@@ -44,6 +44,7 @@ async def _apply_change(
     agent_id: str,
     source_message_id: str | None,
     left: list[str],
+    kept: list[str],
 ) -> str | None:
     memory = await repository.get_memory_of_agent(session, agent_id, change.memory_id)
     if memory is None or memory.status != ACTIVE:
@@ -77,7 +78,12 @@ async def _apply_change(
         log.info("%s of memory %s would duplicate another active memory; dropped", change.kind, memory.id)
         await session.refresh(memory)
         return None
-    if change.kind in (ARCHIVED, UPDATED):  # a merge says the same again: nothing to forget
+    if memory.content != said:
+        # a rewrite (an update, or a merge in the newer words) no longer says the old words: they
+        # leave the digest too, all but the clauses the memory still says
+        left.append(said)
+        kept.append(memory.content)
+    elif change.kind == ARCHIVED:
         left.append(said)
     return memory.id
 
@@ -100,12 +106,13 @@ async def apply_plan(
     """
     outcome = outcome if outcome is not None else AppliedPlan()
     left: list[str] = []  # what memories that left (archived, superseded, rewritten) said
+    kept: list[str] = []  # what the memories that replaced or rewrote them say
     for backfilled_id, content, vector in plan.vectors:
         assert plan.model is not None
         await repository.set_embedding(session, backfilled_id, content, vector, plan.model)
     touched: list[str] = []
     for change in plan.changes:
-        if (changed := await _apply_change(session, plan, change, agent_id, source_message_id, left)) is not None:
+        if (changed := await _apply_change(session, plan, change, agent_id, source_message_id, left, kept)) is not None:
             touched.append(changed)
             outcome.note(change.kind, changed)
     for new in plan.adds:
@@ -141,7 +148,8 @@ async def apply_plan(
                 touched.append(old_id)
                 outcome.superseded.append(old_id)
                 left.append(said)
-    await forget_in_summaries(session, agent_id, left)
+                kept.append(new.content)
+    await forget_in_summaries(session, agent_id, left, kept)
     return touched
 
 
