@@ -1,7 +1,9 @@
 """The pair classifier of `relations.py`, fitted on the labelled pairs and shipped fitted.
 
 Training data: the hand-written pairs in `data/change_pairs_zh.jsonl` and `data/change_pairs_en.jsonl`
-(an active memory, a later message, and whether it changes, keeps or repeats the memory), the pairs
+(an active memory, a later message, and whether it changes, keeps or repeats the memory), a second
+round of them written against the first model's mistakes (`data/change_pairs2_*.jsonl`: changes
+without cue words, compatible statements on the same subject, remarks that change nothing), the pairs
 of the development sequence sets (`data/change_pairs_seq.jsonl`: bench/memory_eval's
 sequences.jsonl, sequences_en.jsonl, sequences_dev2.jsonl and sequences_fresh.jsonl, cut into facts
 the way the extractor cuts them; the held-out sets stay out), the talk around a fact in the first
@@ -35,6 +37,8 @@ FILE = "data/relation_model.npz"
 PAIR_FILES = (
     "data/change_pairs_zh.jsonl",
     "data/change_pairs_en.jsonl",
+    "data/change_pairs2_zh.jsonl",
+    "data/change_pairs2_en.jsonl",
     "data/change_pairs_seq.jsonl",
     "data/change_pairs_dialogs.jsonl",
 )
