@@ -24,6 +24,7 @@ import argparse
 import asyncio
 import json
 import os
+import re
 import shlex
 import shutil
 import statistics
@@ -52,6 +53,7 @@ from bench.run import PYTHON, RESULTS, ROOT, Api, database, free_port, log, mach
 from bench.stats import cpu_seconds, summary_ms
 
 REDIS_URL = "redis://127.0.0.1:6379/15"
+_ENV_WORD = re.compile(r"^[A-Z][A-Z0-9_]*=")
 
 
 def tree_cpu_seconds(pid: int) -> float:
@@ -75,14 +77,15 @@ def tree_cpu_seconds(pid: int) -> float:
 
 
 def parse_side(spec: str) -> tuple[str, Path, list[str], dict[str, str]]:
-    """NAME=TREE[::ARGS]; an argument MEMCHAT_X=Y is an environment variable of that side's server."""
+    """NAME=TREE[::ARGS]; an argument NAME=VALUE in capitals (MEMCHAT_PROFILE=seed-v1) is an
+    environment variable of that side's server."""
     name, _, rest = spec.partition("=")
     tree, _, args = rest.partition("::")
     if not name or not tree:
         raise SystemExit(f"--side NAME=TREE[::ARGS], not {spec!r}")
     words = shlex.split(args)
-    env = dict(w.split("=", 1) for w in words if w.startswith("MEMCHAT_") and "=" in w)
-    return name, Path(tree).resolve(), [w for w in words if not (w.startswith("MEMCHAT_") and "=" in w)], env
+    env = dict(w.split("=", 1) for w in words if _ENV_WORD.match(w))
+    return name, Path(tree).resolve(), [w for w in words if not _ENV_WORD.match(w)], env
 
 
 class Side:
@@ -139,6 +142,21 @@ async def ttfb_rounds(sides: list[Side], rounds: int, max_s: float) -> dict[str,
     }
 
 
+async def _drain(pid: int, max_s: float = 120.0) -> float:
+    """Wait until the server is idle again (under 5% of a core for half a second): the work a turn
+    leaves for after its reply (memory extraction, vectors) belongs to that side's window, not to
+    the next side's, and its CPU is counted with the turns that caused it."""
+    started = time.perf_counter()
+    last = tree_cpu_seconds(pid)
+    while time.perf_counter() - started < max_s:
+        await asyncio.sleep(0.5)
+        now = tree_cpu_seconds(pid)
+        if now - last < 0.025:
+            break
+        last = now
+    return round(time.perf_counter() - started, 2)
+
+
 async def _window(side: Side | None, plan0: Plan, concurrency: int, seconds: float) -> dict[str, Any]:
     target = side.plan if side is not None else plan0
     agents = target.agents
@@ -159,6 +177,8 @@ async def _window(side: Side | None, plan0: Plan, concurrency: int, seconds: flo
 
         connect = target.memchat
     result = await closed_loop(make, connect, concurrency, 0.5, seconds, DEFAULT_DELTAS, max_window_s=seconds * 3)
+    if pid:
+        result["drainS"] = await _drain(pid)
     spent = {
         "server": (tree_cpu_seconds(pid) if pid else 0.0) - before["server"],
         "mock": cpu_seconds(plan0.mock_pid) - before["mock"],
@@ -211,8 +231,9 @@ async def throughput_rounds(
         summary[name] = {
             "turnsPerS": tps,
             "median": statistics.median(tps),
-            # the CPU counters include each window's warm-up, so these are lower bounds
+            # the CPU counters include each window's warm-up and the drain of the work left after it
             "turnsPerServerCpuS": round(total_turns / server_cpu, 1) if server_cpu else None,
+            "drainS": [w.get("drainS", 0.0) for w in rows],
             "mockCpuMsPerTurn": round(1000 * sum(w["cpuS"]["mock"] for w in rows) / total_turns, 3),
             "harnessCpuMsPerTurn": round(1000 * sum(w["cpuS"]["harness"] for w in rows) / total_turns, 3),
             "ttfbP50Ms": statistics.median(w["ttfb"].get("p50", float("nan")) for w in rows),
@@ -258,14 +279,16 @@ def markdown(doc: dict[str, Any]) -> str:
             f"({len(tp['summary']['direct']['turnsPerS'])} rounds of {tp['windowS']} s windows; load {tp['loadAvg']})",
             "",
             "| side | turns/s per window | median | ratio to first (median of per-round ratios) | turns per server "
-            "CPU-s | mock CPU ms/turn | harness CPU ms/turn | TTFB p50 (ms) | failed |",
-            "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+            "CPU-s (drain included) | drain after the window (s) | mock CPU ms/turn | harness CPU ms/turn "
+            "| TTFB p50 (ms) | failed |",
+            "| --- | --- | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: |",
         ]
         for name, s in tp["summary"].items():
             per = " / ".join(f"{x:.0f}" for x in s["turnsPerS"])
+            drains = " / ".join(str(d) for d in s["drainS"])
             lines.append(
                 f"| {name} | {per} | {s['median']:.1f} | {s.get('ratioToFirst', '–')} | "
-                f"{s['turnsPerServerCpuS'] or '–'} | {s['mockCpuMsPerTurn']} | {s['harnessCpuMsPerTurn']} | "
+                f"{s['turnsPerServerCpuS'] or '–'} | {drains} | {s['mockCpuMsPerTurn']} | {s['harnessCpuMsPerTurn']} | "
                 f"{s['ttfbP50Ms']:.1f} | {s['failed']} |"
             )
         lines.append("")
