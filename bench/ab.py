@@ -23,6 +23,7 @@ figure, and the command.
 import argparse
 import asyncio
 import json
+import math
 import os
 import re
 import shlex
@@ -40,14 +41,17 @@ import uvloop
 
 from bench.loadgen import (
     DEFAULT_DELTAS,
+    PACED_GAP_MS,
     TTFB_DELTAS,
     TTFB_GAP_MS,
     Plan,
     _complete,
+    _stream_level,
     chat,
     closed_loop,
     configure_mock,
     direct,
+    mock_stats,
 )
 from bench.run import PYTHON, RESULTS, ROOT, Api, database, free_port, log, machine, memchat_env, process, wait_http
 from bench.stats import cpu_seconds, summary_ms
@@ -185,6 +189,11 @@ async def _window(side: Side | None, plan0: Plan, concurrency: int, seconds: flo
         "harness": cpu_seconds(os.getpid()) - before["harness"],
     }
     result["cpuS"] = {k: round(v, 3) for k, v in spent.items()}
+    errors: dict[str, int] = {}
+    for key, count in result["errors"].items():
+        key = re.sub(r'"requestId":"[0-9a-f]+"', '"requestId":"…"', key)
+        errors[key] = errors.get(key, 0) + count
+    result["errors"] = errors
     return result
 
 
@@ -246,6 +255,31 @@ async def throughput_rounds(
     return {"concurrency": concurrency, "windowS": seconds, "summary": summary, "windows": windows, "loadAvg": load}
 
 
+async def stream_levels(sides: list[Side], n: int, open_rate: float) -> dict[str, Any]:
+    """`n` paced streams (20 ms between deltas) per side, the mock's own first (the harness's
+    ceiling): each long enough to be open all at once when they open at `open_rate` per second."""
+    plan0 = sides[0].plan
+    deltas = min(3000, max(150, math.ceil((n / open_rate + 3.0) / (PACED_GAP_MS / 1000.0))))
+    rows: dict[str, Any] = {}
+    load = [_loadavg()]
+    for side in [None, *sides]:
+        name = side.name if side is not None else "direct"
+        plan = side.plan if side is not None else plan0
+        await mock_stats(plan0, reset=True)
+        row = await _stream_level(plan, "memchat" if side is not None else "direct", n, deltas)
+        row["mock"] = await mock_stats(plan0)
+        rows[name] = row
+        log(
+            f"streams {name} n={n}: peak open {row['peakOpen']}, dropped {row['dropped']}, late {row['lateChunks']}, "
+            f"worst {row['worstLatenessMs']} ms, all open after {row['allOpenAfterS']} s"
+        )
+        if side is not None:
+            await _drain(side.pid)
+        await asyncio.sleep(1.0)
+        load.append(_loadavg())
+    return {"streams": n, "deltasPerStream": deltas, "sides": rows, "loadAvg": load}
+
+
 def markdown(doc: dict[str, Any]) -> str:
     m = doc["machine"]
     lines = [
@@ -292,6 +326,23 @@ def markdown(doc: dict[str, Any]) -> str:
                 f"{s['ttfbP50Ms']:.1f} | {s['failed']} |"
             )
         lines.append("")
+    st = doc.get("streams")
+    if st:
+        lines += [
+            f"## {st['streams']} paced streams at once ({st['deltasPerStream']} deltas 20 ms apart; late: over 50 ms "
+            f"behind schedule; load {st['loadAvg']})",
+            "",
+            "| side | peak open | dropped | late chunks | worst lateness (ms) | all open after (s) "
+            "| mock's own worst lag (ms) |",
+            "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+        ]
+        for name, r in st["sides"].items():
+            lag = r.get("mock", {}).get("maxLagMs", "–")
+            lines.append(
+                f"| {name} | {r['peakOpen']} | {r['dropped']} | {r['lateChunks']} | {r['worstLatenessMs']} | "
+                f"{r['allOpenAfterS']} | {lag} |"
+            )
+        lines.append("")
     return "\n".join(lines)
 
 
@@ -305,6 +356,8 @@ def main() -> None:
     parser.add_argument("--tp-rounds", type=int, default=4, help="0 skips the throughput figure")
     parser.add_argument("--tp-seconds", type=float, default=5.0)
     parser.add_argument("--concurrency", type=int, default=64)
+    parser.add_argument("--streams", type=int, default=0, help="N paced streams per side (0: not run)")
+    parser.add_argument("--open-rate", type=float, default=40.0, help="streams opened per second, to size them")
     parser.add_argument("--name", default="ab")
     parser.add_argument("--profile", action="store_true", help="py-spy each side in the first throughput round")
     args = parser.parse_args()
@@ -357,10 +410,16 @@ def main() -> None:
                     sides, args.tp_rounds, args.tp_seconds, args.concurrency, args.name if args.profile else None
                 )
             )
+        logs = RESULTS / "logs"
+        logs.mkdir(parents=True, exist_ok=True)
+        if args.streams:
+            log(f"streams: {args.streams} per side ...")
+            doc["streams"] = asyncio.run(stream_levels(sides, args.streams, args.open_rate))
         for s in sides:
             text = (workdir / s.name / "memchat.log").read_text(errors="replace")
+            (logs / f"{args.name}-{s.name}.log").write_text(text)
             if "ERROR" in text:
-                log(f"{s.name}: {text.count('ERROR')} ERROR lines in its log")
+                log(f"{s.name}: {text.count('ERROR')} ERROR lines in bench/results/logs/{args.name}-{s.name}.log")
     doc["command"] = "python -m bench.ab " + " ".join(shlex.quote(a) for a in sys.argv[1:])
     doc["loadAvgAtEnd"] = _loadavg()
     RESULTS.mkdir(parents=True, exist_ok=True)
