@@ -58,6 +58,14 @@ from bench.run import PYTHON, RESULTS, ROOT, Api, database, free_port, log, mach
 from bench.stats import cpu_seconds, summary_ms
 
 REDIS_URL = "redis://127.0.0.1:6379/15"
+MEMORY_TEXTS = (
+    "The user's sister lives in Lisbon",
+    "The user is allergic to peanuts",
+    "用户周末喜欢去爬山",
+    "The user works night shifts at a hospital",
+    "用户养了一只叫豆豆的猫",
+    "The user prefers short answers",
+)
 _ENV_WORD = re.compile(r"^[A-Z][A-Z0-9_]*=")
 
 
@@ -293,6 +301,7 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=64)
     parser.add_argument("--streams", type=int, default=0, help="N paced streams per side (0: not run)")
     parser.add_argument("--open-rate", type=float, default=40.0, help="streams opened per second, to size them")
+    parser.add_argument("--memories", type=int, default=0, help="memories stored on the TTFB agent of every side")
     parser.add_argument("--name", default="ab")
     parser.add_argument("--profile", action="store_true", help="py-spy each side in the first throughput round")
     args = parser.parse_args()
@@ -328,6 +337,12 @@ def main() -> None:
             api = Api(base)
             api.signup()
             agents = [api.create_agent(f"ab {name} {i}") for i in range(max(1, args.concurrency))]
+            for i in range(args.memories):  # on the TTFB agent: ranked recall embeds the message before the call
+                api._client.post(
+                    f"/api/agents/{agents[0]}/memories",
+                    json={"type": "fact", "content": MEMORY_TEXTS[i % len(MEMORY_TEXTS)] + f" ({i})"},
+                    headers={"Authorization": f"Bearer {api.token}"},
+                ).raise_for_status()
             sides.append(Side(name, base, api.token, agents, server.pid, mock_url, mock.pid))
             api.close()
         doc["sides"] = [s.name for s in sides]
@@ -335,6 +350,10 @@ def main() -> None:
             name: " ".join([str(tree), *extra, *(f"{k}={v}" for k, v in e.items())]) for name, tree, extra, e in specs
         }
         asyncio.set_event_loop_policy(uvloop.EventLoopPolicy())
+        if args.memories:
+            for side in sides:  # their vectors are written after each response: wait for the servers to settle
+                asyncio.run(_drain(side.pid))
+            doc["memoriesOnTtfbAgent"] = args.memories
         if args.ttfb_rounds:
             log(f"ttfb: {args.ttfb_rounds} rounds over {', '.join(doc['sides'])} ...")
             doc["ttfb"] = asyncio.run(ttfb_rounds(sides, args.ttfb_rounds, args.ttfb_max_s))
