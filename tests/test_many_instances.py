@@ -218,11 +218,12 @@ def test_several_workers_are_refused_on_sqlite_and_without_redis(
     assert "MEMCHAT_REDIS_URL" in without_redis.stderr
 
 
+@pytest.mark.parametrize("http_server", ["uvicorn", "granian"])
 async def test_two_workers_on_postgresql_with_redis_answer_and_store_every_turn(
-    postgres_url: str, upstream: TestUpstream, tmp_path: Path, db: Database
+    postgres_url: str, upstream: TestUpstream, tmp_path: Path, db: Database, http_server: str
 ) -> None:
     env = server_env(postgres_url, upstream, tmp_path, **REDIS)
-    server = Server(env, free_port(), tmp_path / "workers.log", args=("--workers", "2"))
+    server = Server(env, free_port(), tmp_path / "workers.log", args=("--workers", "2", "--server", http_server))
     await server.start()
     try:
         token, agent = await first_user(server)

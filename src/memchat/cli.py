@@ -8,7 +8,6 @@ import asyncio
 import errno
 import json
 import logging
-import os
 import socket
 import sys
 from collections.abc import Awaitable, Callable, Coroutine
@@ -118,17 +117,22 @@ def serve(
     workers: Annotated[
         int, typer.Option(min=1, help="worker processes: more than one needs PostgreSQL and MEMCHAT_REDIS_URL")
     ] = 1,
+    server: Annotated[
+        str, typer.Option(envvar="MEMCHAT_SERVER", help="HTTP server: uvicorn (uvloop + httptools) or granian")
+    ] = "uvicorn",
 ) -> None:
     """Run the HTTP server."""
-    import uvicorn
+    from memchat.serving import ServerKind
+    from memchat.serving import serve as run_server
 
+    if server not in ("uvicorn", "granian"):
+        _fail(f"--server is uvicorn or granian, not {server!r}")
     settings = Settings()
     if workers > 1 and settings.observability.metrics:
         # before anything imports prometheus_client: every worker writes its values there
         from memchat.observability.workers import prepare_metrics_dir
 
         prepare_metrics_dir()
-    from memchat.app import create_app
     from memchat.observability.logs import log_config
 
     settings.database.migrate_on_start = settings.database.is_sqlite if migrate is None else migrate
@@ -153,14 +157,8 @@ def serve(
         "log_config": log_config(settings.observability.log_format, log_level),
         "proxy_headers": False,
     }
-    if workers == 1:
-        uvicorn.run(create_app(settings), **options)
-        return
-    if settings.database.migrate_on_start:
-        migrate_database()  # once, here, not in every worker at the same time
-    os.environ["MEMCHAT_MIGRATE_ON_START"] = "false"
-    # each worker builds its app from the environment (create_app() reads Settings())
-    uvicorn.run("memchat.app:create_app", factory=True, workers=workers, **options)
+    kind: ServerKind = "granian" if server == "granian" else "uvicorn"
+    run_server(settings, options, workers=workers, server=kind, migrate=migrate_database)
 
 
 def port_taken(host: str, port: int) -> str | None:
