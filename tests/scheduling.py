@@ -24,6 +24,7 @@ from collections import defaultdict
 from pathlib import Path
 
 import pytest
+from _pytest.nodeid import NodeId
 
 DURATIONS = Path(__file__).with_name("durations.json")
 # A test the file does not name: most tests take well under a second.
@@ -51,6 +52,9 @@ def _load_durations() -> dict[str, float]:
     return loaded
 
 
+# before xdist's own hook, which turns the xdist_group marks into the units it hands out (a hook
+# that marks after it groups nothing)
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     groups: dict[str, str] = {}
     for item in items:
@@ -76,6 +80,22 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             order[item.nodeid],
         )
     )
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's, which sends the nodeids to the controller
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Under `--dist loadgroup`, xdist 3.8 names a unit by appending `@group` to a test's nodeid, and
+    does it by setting `item._nodeid`, which pytest 9 no longer reads (the nodeid comes from
+    `item._id`): every test was then a unit of its own and a browser, server or model fixture was
+    set up again on every worker, often for each test. Here the suffix is set where pytest 9 reads it
+    (and left alone where xdist's own did take)."""
+    if not os.environ.get("PYTEST_XDIST_WORKER") or not session.config.getvalue("loadgroup"):
+        return
+    for item in session.items:
+        names = sorted({str(mark.args[0]) for mark in item.iter_markers("xdist_group") if mark.args})
+        suffix = "@" + "_".join(names)
+        if names and not item.nodeid.endswith(suffix) and hasattr(item, "_id"):
+            item._id = NodeId.parse(item.nodeid + suffix)  # noqa: SLF001 - see above
 
 
 _measured: dict[str, float] = defaultdict(float)
