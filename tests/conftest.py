@@ -33,19 +33,8 @@ from tests.upstream import TestUpstream
 os.environ.setdefault("MEMCHAT_PROFILE", "seed-v1")
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Under pytest-xdist (`--dist loadgroup`, as scripts/test runs it), the tests that share a module-
-    or package-scoped fixture (a browser and its server, a loaded model) run on one worker, so each
-    such fixture is set up once; every other test goes to whichever worker is free."""
-    for item in items:
-        fixturedefs = getattr(item, "_fixtureinfo", None)
-        if fixturedefs is None:
-            continue
-        scopes = {d.scope for defs in fixturedefs.name2fixturedefs.values() for d in defs}
-        if "package" in scopes:
-            item.add_marker(pytest.mark.xdist_group(str(item.path.parent.relative_to(item.config.rootpath))))
-        elif "module" in scopes:
-            item.add_marker(pytest.mark.xdist_group(str(item.path.relative_to(item.config.rootpath))))
+# which tests share a worker under pytest-xdist, and in what order the units are handed out
+pytest_plugins = ["tests.scheduling"]
 
 
 POSTGRES_URL = os.environ.get("MEMCHAT_TEST_POSTGRES_URL", "postgresql+asyncpg://postgres@127.0.0.1:5432/test")

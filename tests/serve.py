@@ -99,6 +99,8 @@ def server_env(database_url: str, upstream: TestUpstream, tmp_path: Path, **extr
         "MEMCHAT_JWT_SECRET": "subprocess-test-secret-0123456789abcdef",
         "MEMCHAT_DATA_DIR": str(tmp_path / "data"),
         "MEMCHAT_CHAT_RATE_LIMIT_PER_MINUTE": "0",
+        # a full collection at each start costs CPU that parallel test workers share (tests/test_gc_freeze.py)
+        "MEMCHAT_GC_FREEZE_ON_START": "false",
         # a killed instance's turns are found interrupted within this (tests need not wait 15 s)
         "MEMCHAT_TURN_LEASE_S": "2",
         **extra,

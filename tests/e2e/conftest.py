@@ -144,6 +144,8 @@ def serve_memchat(data: Path, env: dict[str, str]) -> Iterator[str]:
             "MEMCHAT_JWT_SECRET": uuid.uuid4().hex,
             "MEMCHAT_WEB_DIST_DIR": str(DIST),
             "MEMCHAT_CHAT_RATE_LIMIT_PER_MINUTE": "0",
+            # a full collection at each start costs CPU that parallel test workers share (tests/test_gc_freeze.py)
+            "MEMCHAT_GC_FREEZE_ON_START": "false",
             **env,
         }
     )
