@@ -11,7 +11,6 @@ digest matches, and embeds and fits itself otherwise. After changing the prototy
 """
 
 import asyncio
-import hashlib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -23,6 +22,7 @@ import numpy as np
 
 from memchat.memories.language.classifier import CharNgrams, NgramSoftmax, SoftmaxClassifier
 from memchat.memories.language.embedder import Matrix
+from memchat.memories.language.shipped import digest_of, shipped_arrays
 
 FILE = "data/prototype_vectors.npz"
 
@@ -35,17 +35,13 @@ class Prepared:
 
 def made_from(texts: Sequence[str], model: str, fitting: dict[str, Any]) -> str:
     """The digest of what the shipped file was made from."""
-    source = json.dumps({"model": model, "texts": list(texts), "fitting": fitting}, ensure_ascii=False, sort_keys=True)
-    return hashlib.sha256(source.encode("utf-8")).hexdigest()
+    return digest_of({"model": model, "texts": list(texts), "fitting": fitting})
 
 
 def load_prepared(digest: str) -> Prepared | None:
     """The shipped vectors and classifiers, or None when they were made from something else."""
-    resource = resources.files("memchat.memories").joinpath(FILE)
-    if not resource.is_file():
-        return None
-    with resource.open("rb") as handle, np.load(handle) as data:
-        if str(data["digest"]) != digest:
+    with shipped_arrays(FILE, digest) as data:
+        if data is None:
             return None
         models: dict[str, NgramSoftmax] = {}
         for lang in json.loads(str(data["languages"])):

@@ -19,7 +19,6 @@ the digest matches. After changing the pairs or a setting: `python -m memchat.me
 """
 
 import asyncio
-import hashlib
 import json
 import random
 from collections.abc import Sequence
@@ -32,6 +31,7 @@ import numpy as np
 
 from memchat.memories.language.classifier import SoftmaxClassifier
 from memchat.memories.language.relations import FEATURES_VERSION, RELATIONS, UNRELATED, RelationModel
+from memchat.memories.language.shipped import digest_of, shipped_arrays
 
 FILE = "data/relation_model.npz"
 PAIR_FILES = (
@@ -95,19 +95,13 @@ def fitting() -> dict[str, Any]:
 
 
 def made_from(pairs: Sequence[Pair], model: str) -> str:
-    source = json.dumps(
-        {"model": model, "pairs": [p.__dict__ for p in pairs], "fitting": fitting()}, ensure_ascii=False, sort_keys=True
-    )
-    return hashlib.sha256(source.encode("utf-8")).hexdigest()
+    return digest_of({"model": model, "pairs": [p.__dict__ for p in pairs], "fitting": fitting()})
 
 
 def load_model(digest: str) -> RelationModel | None:
     """The shipped model, or None when it was made from something else (or is not there)."""
-    resource = resources.files("memchat.memories").joinpath(FILE)
-    if not resource.is_file():
-        return None
-    with resource.open("rb") as handle, np.load(handle) as data:
-        if str(data["digest"]) != digest:
+    with shipped_arrays(FILE, digest) as data:
+        if data is None:
             return None
         arrays = {k: data[k] for k in ("mean", "scale", "weights", "bias")}
         return RelationModel(SoftmaxClassifier.from_arrays(arrays))
