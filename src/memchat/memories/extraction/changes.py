@@ -121,6 +121,32 @@ def _topic_scores(vector: bytes | None, text: str, embeddings: MemoryEmbeddings 
     return embeddings.topic_scores(vector, text) if embeddings is not None and vector is not None else None
 
 
+@dataclass(frozen=True)
+class Reading:
+    """What the rules read of one active memory beside a new statement."""
+
+    text: str  # the memory, in the first person
+    old: Statement
+    same_topic: bool | None
+    verdict: str  # SAME, CONTRADICTS or COMPATIBLE
+
+
+def read_pair(
+    embeddings: MemoryEmbeddings | None,
+    new: Statement,
+    new_topic: dict[str, float] | None,
+    text: str,
+    vector: bytes | None,
+    similarity: float | None,
+) -> Reading:
+    """`conflicts.relation` of a new statement and one memory, with the vectors' similarity and topics."""
+    text = first_person(text)
+    old = analyse(text)
+    old_topic = _topic_scores(vector, text, embeddings)
+    topic = same_topic(new_topic, old_topic) if new_topic and old_topic else None
+    return Reading(text, old, topic, relation(new, old, similarity, topic))
+
+
 REPLACE_THRESHOLD = 0.5
 """The pair classifier's probability (change + paraphrase) at which a candidate replaces the memory
 it is most likely to replace, where the slots and cue words found no relation (`language.relations`;
@@ -131,6 +157,7 @@ def _model_choice(
     candidate: MemoryDraft,
     vector: bytes | None,
     known: Sequence[StoredMemory],
+    readings: Sequence[Reading],
     embeddings: MemoryEmbeddings | None,
 ) -> tuple[str, str] | None:
     """(memory id, CONTRADICTS or SAME): the one memory the pair classifier says the candidate
@@ -140,18 +167,18 @@ def _model_choice(
         return None
     import numpy as np  # the `embeddings` extra, present whenever there are embeddings
 
-    from memchat.memories.extraction.pairs import pair_rows
+    from memchat.memories.extraction.pairs import rows_for
     from memchat.memories.language.relations import CHANGE, PARAPHRASE, RELATIONS, someone_else
 
     who = someone_else(first_person(candidate.content))
     olds = [
-        (m, v)
-        for m in known
-        if (v := m.vector(embeddings.model)) is not None and someone_else(first_person(m.content)) == who
+        (m, r, v)
+        for m, r in zip(known, readings, strict=True)
+        if (v := m.vector(embeddings.model)) is not None and someone_else(r.text) == who
     ]
     if not olds:
         return None
-    rows = pair_rows(embeddings, candidate.content, vector, [(m.content, v) for m, v in olds])
+    rows = rows_for(embeddings, candidate.content, vector, [r for _, r, _ in olds], [v for _, _, v in olds])
     p = embeddings.relations.probabilities(rows)
     replace = p[:, RELATIONS.index(CHANGE)] + p[:, RELATIONS.index(PARAPHRASE)]
     best = int(np.argmax(replace))
@@ -176,11 +203,14 @@ def judge_candidate(
     contradicted: list[str] = list(candidate.supersedes)
     same: list[tuple[float, str]] = []
     topic = _topic_scores(vector, candidate.content, embeddings)
-    choice = _model_choice(candidate, vector, known, embeddings)
-    for memory, similarity in zip(known, _similarities(vector, known, embeddings), strict=True):
-        old = statement(memory.content)
-        old_topic = _topic_scores(memory.vector(embeddings.model), memory.content, embeddings) if embeddings else None
-        verdict = relation(new, old, similarity, same_topic(topic, old_topic) if topic and old_topic else None)
+    similarities = _similarities(vector, known, embeddings)
+    readings = [
+        read_pair(embeddings, new, topic, m.content, m.vector(embeddings.model) if embeddings else None, similarity)
+        for m, similarity in zip(known, similarities, strict=True)
+    ]
+    choice = _model_choice(candidate, vector, known, readings, embeddings)
+    for memory, similarity, read in zip(known, similarities, readings, strict=True):
+        old, verdict = read.old, read.verdict
         if verdict == COMPATIBLE and choice is not None and choice[0] == memory.id and _model_may_decide(new, old):
             verdict = choice[1]
         if verdict == CONTRADICTS and memory.id not in contradicted:

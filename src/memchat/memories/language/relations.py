@@ -61,14 +61,6 @@ def someone_else(text: str) -> str | None:
     return (m.group(1) or m.group(2)).lower() if m else None
 
 
-@dataclass(frozen=True)
-class Side:
-    """One statement of a pair: its reading and its sentence vector, centred on its language and normalised."""
-
-    statement: Statement
-    unit: Vector
-
-
 def unit_vector(vector: npt.ArrayLike, centre: npt.ArrayLike) -> Vector:
     centred = np.asarray(vector, dtype=np.float32).reshape(-1) - np.asarray(centre, dtype=np.float32)
     return (centred / max(float(np.linalg.norm(centred)), 1e-12)).astype(np.float32)
@@ -101,12 +93,12 @@ def reading(new: Statement, old: Statement, cosine: float, same_topic: bool | No
 READING_SIZE = 17
 
 
-def pair_features(new: Side, olds: Sequence[Side], readings: Sequence[Sequence[float]]) -> Matrix:
-    """One row per old statement: u*v, |u-v|, u+v, the reading."""
+def pair_features(new: Vector, olds: Sequence[Vector], readings: Sequence[Sequence[float]]) -> Matrix:
+    """One row per old statement (each a unit vector, `unit_vector`): u*v, |u-v|, u+v, the reading."""
     if not olds:
         return np.zeros((0, 0), dtype=np.float32)
-    u = np.stack([o.unit for o in olds])
-    v = np.broadcast_to(new.unit, u.shape)
+    u = np.stack(list(olds))
+    v = np.broadcast_to(new, u.shape)
     r = np.asarray(readings, dtype=np.float32).reshape(len(olds), READING_SIZE)
     return np.concatenate([u * v, np.abs(u - v), u + v, r], axis=1).astype(np.float32)
 
