@@ -20,8 +20,10 @@ expect = pytest.importorskip("playwright.sync_api").expect
 STATEMENT = "我叫小林，我住在杭州。"
 # Each call to the embedder takes this long: the memory exists seconds after the reply streamed.
 EMBEDDING_DELAY_MS = 2_000
-# Waiting for the panel: extraction on a slow, busy machine.
-BACKGROUND_MS = 30_000
+# Waiting for the panel: extraction on a slow, busy machine. Alone the memory shows in seconds; inside
+# the full suite (4 workers on 2 cores, this server fitting its extractor over the slow embedder)
+# 30 s was once not enough, so the wait is generous: what is asserted is that it shows at all.
+BACKGROUND_MS = 90_000
 
 
 @pytest.fixture(scope="module")
