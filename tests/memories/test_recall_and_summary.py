@@ -9,6 +9,7 @@ from memchat.models import Memory, Message
 from memchat.settings import Settings
 from tests.conftest import Running, auth, chat, chat_body, create_agent, signup
 from tests.memories.support import Serve, completions, memories, serve_fixture, system_prompt  # noqa: F401
+from tests.observability.scrape import moved, scrape
 from tests.upstream import Reply, TestUpstream
 
 MEMORY_HEADER = "以下是用户与该 Agent 的长期记忆，请优先尊重："
@@ -63,6 +64,32 @@ async def test_ranked_recall_puts_boundaries_first_then_importance_recency_and_s
     async with running.db.read() as session:
         stored = (await session.execute(select(Memory))).scalars().all()
     assert all(m.embedding is not None and m.embedding_model for m in stored)
+
+
+async def test_ranked_recall_embeds_the_message_only_when_there_is_something_to_choose(
+    serve: Serve, upstream: TestUpstream
+) -> None:
+    running = await serve(memory_recall="ranked", memory_injection_limit=5, memory_recall_timeout_s=60.0)
+    token, agent_id = await _library(running)
+    await _prompt_memories(running, upstream, token, agent_id, "你好")  # the memories get their vectors after it
+    before = await scrape(running.client)
+    lines = await _prompt_memories(running, upstream, token, agent_id, "橙子最近不爱吃饭怎么办")
+    after = await scrape(running.client)
+    # five memories, a limit of five: every one goes in, so the message is not embedded before the reply
+    assert len(lines) == 5
+    assert lines[0] == "- [边界 / 重要度 2] 我不想聊工作"
+    assert moved(before, after, "memchat_memory_recalls_total", similarity="skipped") == 1
+    assert moved(before, after, "memchat_memory_recalls_total", similarity="embedded") == 0
+    await _create(running, token, agent_id, "preference", "我喜欢爬山", 4)
+    await _prompt_memories(running, upstream, token, agent_id, "你好呀")  # the new memory gets its vector
+    before = await scrape(running.client)
+    lines = await _prompt_memories(running, upstream, token, agent_id, "橙子最近不爱吃饭怎么办")
+    after = await scrape(running.client)
+    # six for five places: similarity chooses, so the cat stays and something else is left out
+    assert len(lines) == 5
+    assert "- [偏好 / 重要度 3] 我养了一只橘猫，叫橙子" in lines
+    assert moved(before, after, "memchat_memory_recalls_total", similarity="embedded") == 1
+    assert moved(before, after, "memchat_memory_recalls_total", similarity="skipped") == 0
 
 
 async def test_ranked_recall_keeps_within_the_character_budget(serve: Serve, upstream: TestUpstream) -> None:

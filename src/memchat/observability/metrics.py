@@ -86,6 +86,24 @@ DB_WRITE_WAIT = Histogram(
 )
 REDIS_ERRORS = Counter("memchat_redis_errors", "Redis calls that failed, by where", ["where"])
 LEASES = Counter("memchat_leases", "Turn leases renewed, and expired turns marked interrupted", ["event"])
+RECALLS = Counter(
+    "memchat_memory_recalls",
+    "Ranked recalls by where similarity came from: skipped (every memory fits, nothing to choose), "
+    "embedded (the message embedded before the upstream call), failed (embedding failed or timed out)",
+    ["similarity"],
+)
+# how late the event loop runs what is due: every open stream's next chunk waits that long
+_LAG = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
+EVENT_LOOP_LAG = Histogram(
+    "memchat_event_loop_lag_seconds",
+    "How late the event loop woke a timer due every 100 ms (a busy loop delays every stream)",
+    buckets=_LAG,
+)
+STREAM_DELTA_DELAY = Histogram(
+    "memchat_stream_delta_delay_seconds",
+    "From a reply delta read off the upstream to the client's response taking it, per batch (its oldest delta)",
+    buckets=_LAG,
+)
 REFUSALS = Counter("memchat_refusals", "Requests refused with 429, by error code", ["code"])
 
 
@@ -104,6 +122,11 @@ def upstream_failed(code: str, *, retried: bool) -> None:
 def write_waited(since: float) -> None:
     if enabled:
         DB_WRITE_WAIT.observe(time.perf_counter() - since)
+
+
+def recalled(similarity: str) -> None:
+    if enabled:
+        RECALLS.labels(similarity).inc()
 
 
 def leases_renewed(count: int) -> None:

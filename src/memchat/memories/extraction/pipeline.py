@@ -22,6 +22,7 @@ from memchat.memories.language.semantic import MemoryEmbeddings, recall_scores
 from memchat.memories.recall import NEAR_EVENT_BOOST, RecallCandidate, rank_memories
 from memchat.memories.types import MemoryDraft, StoredMemory
 from memchat.models.message import EXTRACTION_DONE, EXTRACTION_PENDING
+from memchat.observability import metrics
 
 log = logging.getLogger("memchat.memories")
 
@@ -86,9 +87,10 @@ class MemoryPipeline:
 
         ranked: boundaries first, then importance, recency and similarity to the user's message,
         within the limit and the character budget; an event from two days before to three days after
-        today goes before the rest (boundaries excepted). Embedding the message is bounded by a
-        timeout; when it fails, times out or there is no embedder, similarity is left out. Either way
-        an event's memory shows its day beside the user's words.
+        today goes before the rest (boundaries excepted). The message is embedded only when there is
+        something to choose (more memories than fit), bounded by a timeout; when it fails, times out
+        or there is no embedder, similarity is left out. Either way an event's memory shows its day
+        beside the user's words.
         """
         embeddings = self.embeddings
         if self.recall_mode != "ranked":
@@ -99,7 +101,7 @@ class MemoryPipeline:
             if embeddings is not None
             else []
         )
-        if user_text and with_vectors and embeddings is not None:
+        if user_text and with_vectors and embeddings is not None and not self._all_fit(active):
             try:
                 query = await asyncio.wait_for(embeddings.query(user_text), self.recall_timeout_s)
                 vectors = [v for _, v in with_vectors]
@@ -108,8 +110,12 @@ class MemoryPipeline:
                 )
                 for (i, _), score in zip(with_vectors, scores, strict=True):
                     similarities[i] = float(score)
+                metrics.recalled("embedded")
             except Exception:
+                metrics.recalled("failed")
                 log.warning("embedding the user message for recall failed; ranking without similarity", exc_info=True)
+        elif with_vectors:
+            metrics.recalled("skipped")
         today = local_day(now_ms(), self.timezone)
         candidates = [
             RecallCandidate(i, m.type, m.importance, m.updated_at_ms, m.content, similarities[i], self._boost(m, today))
@@ -119,6 +125,11 @@ class MemoryPipeline:
             candidates, now_ms=now_ms(), limit=self.injection_limit, char_budget=self.recall_char_budget
         )
         return [self._dated(active[c.index]) for c in ranked]
+
+    def _all_fit(self, active: list[StoredMemory]) -> bool:
+        """Every memory goes into the prompt whatever the similarity (within the limit and the
+        character budget): the message is not embedded, which keeps the model off the reply's path."""
+        return len(active) <= self.injection_limit and sum(len(m.content) for m in active) <= self.recall_char_budget
 
     @staticmethod
     def _boost(memory: StoredMemory, today: date) -> float:
