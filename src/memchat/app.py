@@ -54,6 +54,7 @@ from memchat.memories.router import router as memories_router
 from memchat.observability import metrics, tracing
 from memchat.observability.http import RequestObservation
 from memchat.observability.logs import request_id
+from memchat.observability.loop import watch_event_loop
 from memchat.observability.pool import watch_pool
 from memchat.observability.routes import install_metrics_route
 from memchat.openai_compat.errors import install_openai_error_shape
@@ -284,6 +285,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             log.exception("recovering unfinished turns failed")
         leases = asyncio.create_task(watch_leases(state.chat), name="watch-leases")
         stops = asyncio.create_task(state.chat.streams.run(), name="turn-stops")
+        loop_lag = asyncio.create_task(watch_event_loop(), name="event-loop-lag")
         if settings.http.gc_freeze_on_start:
             # What exists now lives as long as the process. Left in the cyclic GC, each full
             # collection walks its ~170,000 objects with the event loop stopped (≈ 115 ms here),
@@ -300,6 +302,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 with contextlib.suppress(DBAPIError):
                     await db.run_write(unregister_instance, state.chat.instance_id)
             stops.cancel()
+            loop_lag.cancel()
             await state.background.drain()
             await state.chat.llm.aclose()
             if local_server is not None:

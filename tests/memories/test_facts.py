@@ -11,7 +11,10 @@ from memchat.memories.language.slots import read_slots
     ("text", "facts"),
     [
         ("我叫小林，我住在杭州。", ["我叫小林。", "我住在杭州。"]),
-        ("我叫小林，今年25岁，住在杭州，是一名护士。", ["我叫小林。", "我今年25岁。", "我住在杭州。", "我是一名护士。"]),  # noqa: E501
+        (
+            "我叫小林，今年25岁，住在杭州，是一名护士。",
+            ["我叫小林。", "我今年25岁。", "我住在杭州。", "我是一名护士。"],
+        ),  # noqa: E501
         ("I'm Dana and I teach middle school math.", ["I'm Dana.", "I teach middle school math."]),
         ("I'm 34 and I have a border collie named Scout.", ["I'm 34.", "I have a border collie named Scout."]),
         ("我叫小满，在昆明一家民宿做前台。", ["我叫小满。", "我在昆明一家民宿做前台。"]),  # after a name, another fact

@@ -143,3 +143,20 @@ async def test_two_workers_add_up_their_turns(postgres_url: str, upstream: TestU
         assert len(pids) >= 2  # the workers (and the parent that imported the app) write values there
     finally:
         server.stop()
+
+
+async def test_the_server_measures_its_own_stream_lateness(running: Running, upstream: TestUpstream) -> None:
+    token = await signup(running.client)
+    agent = await create_agent(running.client, token)
+    before = await scrape(running.client)
+    deltas = ["一", "二", "三", "四", "五"]
+    upstream.script(Reply(deltas=deltas, delay_ms=80))  # paced: each delta its own batch as a rule
+    assert (await chat(running, token, agent["id"], "慢慢说")).text == "".join(deltas)
+    after = await scrape(running.client)
+    # the first delta answers the request (the added time to first byte); each later one, or a few
+    # read together on a busy machine, waited in the relay for the response: one observation a batch
+    batches = moved(before, after, "memchat_stream_delta_delay_seconds_count")
+    assert 1 <= batches <= len(deltas) - 1
+    assert moved(before, after, "memchat_stream_delta_delay_seconds_sum") >= 0
+    # the reply took at least 4 x 80 ms: the loop's 100 ms timer fired meanwhile and was measured
+    assert moved(before, after, "memchat_event_loop_lag_seconds_count") >= 1

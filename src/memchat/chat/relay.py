@@ -7,12 +7,14 @@ work after the turn, the end of the events) is the second half of the turn, in c
 
 import asyncio
 import logging
+import time
 
 from memchat.chat.events import EventBatches, ReasoningDelta, TextDelta, TurnEvent, TurnFailed
 from memchat.chat.streams import LiveTurn
 from memchat.llm.errors import STREAM_ERRORS
 from memchat.llm.stream import OpenedReply, Thinking
 from memchat.models.message import COMPLETED, INCOMPLETE, STOPPED
+from memchat.observability import metrics
 
 log = logging.getLogger("memchat.turn")
 
@@ -26,6 +28,7 @@ class TurnRelay:
         self._thinking: list[str] = []
         self._thinking_room = max_reasoning_chars
         self._queue: asyncio.Queue[TurnEvent | None] = asyncio.Queue()
+        self._waiting_since = 0.0  # when the oldest delta still in the queue was read (perf_counter)
         self._cut = False
         self._first: TurnEvent | None
         if isinstance(reply.first, Thinking):
@@ -139,11 +142,16 @@ class TurnRelay:
     def _append(self, delta: str) -> None:
         self._parts.append(delta)
         self._chars += len(delta)
-        self.emit(TextDelta(delta))
+        self._emit_delta(TextDelta(delta))
 
     def _think(self, delta: str) -> None:
         if (event := self._kept_thinking(delta)) is not None:
-            self.emit(event)
+            self._emit_delta(event)
+
+    def _emit_delta(self, event: TurnEvent) -> None:
+        if self._queue.empty():
+            self._waiting_since = time.perf_counter()
+        self.emit(event)
 
     def _kept_thinking(self, delta: str) -> ReasoningDelta | None:
         """Reasoning has its own cap; past it, thinking is dropped and the reply goes on."""
@@ -160,6 +168,9 @@ class TurnRelay:
         """The turn's events as they come; events that arrived together in one batch."""
         queue = self._queue
         while (event := await queue.get()) is not None:
+            if self._waiting_since and metrics.enabled:
+                metrics.STREAM_DELTA_DELAY.observe(time.perf_counter() - self._waiting_since)
+            self._waiting_since = 0.0
             batch = [event]
             while not queue.empty():
                 more = queue.get_nowait()
