@@ -37,6 +37,7 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
+import httpx
 import uvloop
 
 from bench.ab_report import markdown
@@ -264,6 +265,44 @@ async def throughput_rounds(
     return {"concurrency": concurrency, "windowS": seconds, "summary": summary, "windows": windows, "loadAvg": load}
 
 
+_INSIDE = ("memchat_stream_delta_delay_seconds", "memchat_event_loop_lag_seconds")
+
+
+def _inside_buckets(url: str) -> dict[str, dict[str, float]]:
+    """The server's own lateness histograms (cumulative buckets by `le`, and `count`), from /metrics."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    text = httpx.get(f"{url}/metrics", timeout=30).text
+    out: dict[str, dict[str, float]] = {name: {} for name in _INSIDE}
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            for name in _INSIDE:
+                if sample.name == f"{name}_bucket":
+                    le = sample.labels["le"]
+                    out[name][le] = out[name].get(le, 0.0) + sample.value
+                elif sample.name == f"{name}_count":
+                    out[name]["count"] = out[name].get("count", 0.0) + sample.value
+    return out
+
+
+def inside_lateness(before: dict[str, dict[str, float]], after: dict[str, dict[str, float]]) -> dict[str, Any]:
+    """What the server measured of itself over a window: batches of deltas that waited in the relay
+    over 50 ms, and 100 ms loop ticks that fired over 50 ms late (`memchat_*` histograms)."""
+    row: dict[str, Any] = {}
+    for name, key in zip(_INSIDE, ("deltaBatches", "loopTicks"), strict=True):
+        count = after[name].get("count", 0.0) - before[name].get("count", 0.0)
+        within = after[name].get("0.05", 0.0) - before[name].get("0.05", 0.0)
+        row[key] = int(count)
+        row[f"{key}Over50ms"] = int(count - within)
+        worst = [
+            float(le)
+            for le in after[name]
+            if le not in ("count", "+Inf") and after[name][le] - before[name].get(le, 0.0) < count
+        ]
+        row[f"{key}WorstAboveS"] = max(worst) if worst else 0.0  # the largest bucket bound some exceeded
+    return row
+
+
 async def stream_levels(sides: list[Side], n: int, open_rate: float) -> dict[str, Any]:
     """`n` paced streams (20 ms between deltas) per side, the mock's own first (the harness's
     ceiling): each long enough to be open all at once when they open at `open_rate` per second."""
@@ -275,8 +314,11 @@ async def stream_levels(sides: list[Side], n: int, open_rate: float) -> dict[str
         name = side.name if side is not None else "direct"
         plan = side.plan if side is not None else plan0
         await mock_stats(plan0, reset=True)
+        inside = await asyncio.to_thread(_inside_buckets, plan.memchat_url) if side is not None else None
         row = await _stream_level(plan, "memchat" if side is not None else "direct", n, deltas)
         row["mock"] = await mock_stats(plan0)
+        if inside is not None:
+            row["inside"] = inside_lateness(inside, await asyncio.to_thread(_inside_buckets, plan.memchat_url))
         rows[name] = row
         log(
             f"streams {name} n={n}: peak open {row['peakOpen']}, dropped {row['dropped']}, late {row['lateChunks']}, "

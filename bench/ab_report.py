@@ -56,14 +56,17 @@ def markdown(doc: dict[str, Any]) -> str:
             f"behind schedule; load {st['loadAvg']})",
             "",
             "| side | peak open | dropped | late chunks | worst lateness (ms) | all open after (s) "
-            "| mock's own worst lag (ms) |",
-            "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+            "| mock's own worst lag (ms) | inside: delta batches over 50 ms | inside: loop ticks over 50 ms late |",
+            "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
         ]
         for name, r in st["sides"].items():
             lag = r.get("mock", {}).get("maxLagMs", "–")
+            ins = r.get("inside")
+            batches = f"{ins['deltaBatchesOver50ms']} of {ins['deltaBatches']}" if ins else "–"
+            ticks = f"{ins['loopTicksOver50ms']} of {ins['loopTicks']}" if ins else "–"
             lines.append(
                 f"| {name} | {r['peakOpen']} | {r['dropped']} | {r['lateChunks']} | {r['worstLatenessMs']} | "
-                f"{r['allOpenAfterS']} | {lag} |"
+                f"{r['allOpenAfterS']} | {lag} | {batches} | {ticks} |"
             )
         lines.append("")
     return "\n".join(lines)
