@@ -32,6 +32,11 @@ def _relation(old: str, new: str) -> str:
         ("我单身。", "我有女朋友了。"),
         ("用英文回复我。", "改成用中文回复我吧。"),
         ("我的猫叫团子。", "我的猫改名叫汤圆了。"),
+        ("我住在苏州。", "我们全家搬到无锡了，孩子上学也方便。"),  # the 也 is about school, not the city
+        ("I live in Austin.", "We moved to Denver, and the rent is lower too."),
+        ("我住在开封老城区。", "现在住在厦门了。"),  # a city with its district
+        ("我开的是一辆老桑塔纳。", "换了辆吉利星越，油耗也低。"),
+        ("I put a lot of miles on my old Honda.", "I picked up a used Mazda last week."),
     ],
 )
 def test_changes_of_mind_contradict(old: str, new: str) -> None:
@@ -48,6 +53,10 @@ def test_changes_of_mind_contradict(old: str, new: str) -> None:
         ("我下周三面试。", "我下周五体检。"),
         ("别叫我宝贝。", "别问我工资多少。"),
         ("我叫小林。", "我女朋友叫小雨。"),
+        ("我住在苏州。", "我也在杭州住过两年。"),  # the 也 is in the clause that names the city
+        ("I live in Austin.", "I moved to Denver too."),
+        ("我开的是一辆老桑塔纳。", "我老婆开的是一辆宝马。"),  # her car, not mine
+        ("我开的是一辆桑塔纳。", "我买了辆自行车。"),  # a bicycle is no car
     ],
 )
 def test_compatible_facts_stay_apart(old: str, new: str) -> None:

@@ -35,6 +35,8 @@ _CHANGE = re.compile(
     r"|现在|如今|改[上读做当去换]|转[学岗专]|退出|离开了|辞职|升职|升[为成]|卖了|换到|[调换]去了"
 )
 _ALSO = re.compile(r"也|还[要喜爱在有会]|另外|同时")
+# Where one clause ends and the next begins: what an also / 也 / 还 adds to is in its own clause.
+_CLAUSE_END = re.compile(r"[，,。！!？?；;、\n]|\band\b|\bbut\b")
 # About talking of something (别问我工资 / 现在可以聊工作了): a boundary on a topic, not a fact about it.
 _TOPIC = re.compile(r"聊|问|提|谈|讲")
 # What carries no content: pronouns, particles, degree and frequency words, the verbs of
@@ -106,6 +108,7 @@ class Statement:
     topic: bool  # about talking of something (聊, 问, 提)
     slots: dict[str, frozenset[str]]
     chunks: frozenset[str]  # content phrases
+    also_values: frozenset[str] = frozenset()  # slot values named in a clause that says also / 也 / 还
 
 
 def stem(word: str) -> str:
@@ -130,16 +133,29 @@ def _chunks(text: str) -> frozenset[str]:
     return frozenset(runs | words)
 
 
+def _says_also(text: str) -> bool:
+    return bool(_ALSO.search(text) or _ALSO_EN.search(text))
+
+
+def _also_values(text: str) -> frozenset[str]:
+    """The slot values of the clauses that say also / 也 / 还: in 我们全家搬到嘉兴了，房价也便宜点
+    the 也 adds to the price, not to the city."""
+    clauses = (c for c in _CLAUSE_END.split(text) if _says_also(c))
+    return frozenset(v for c in clauses for values in read_slots(c)[0].values() for v in values)
+
+
 def analyse(text: str) -> Statement:
     slots, rest = read_slots(text)
+    also = _says_also(text)
     return Statement(
         text=text,
         negative=bool(_NEGATIVE.search(text) or _NEGATIVE_EN.search(text)),
         changed=bool(_CHANGE.search(text) or _CHANGE_EN.search(text)),
-        also=bool(_ALSO.search(text) or _ALSO_EN.search(text)),
+        also=also,
         topic=bool(_TOPIC.search(text) or _TOPIC_EN.search(text)),
         slots=slots,
         chunks=_chunks(rest),
+        also_values=_also_values(text) if also and slots else frozenset(),
     )
 
 
@@ -199,8 +215,11 @@ def relation(new: Statement, old: Statement, similarity: float | None = None, sa
     """
     shared = new.slots.keys() & old.slots.keys()
     if shared:
-        if any(not (new.slots[k] & old.slots[k]) for k in shared):
-            return COMPATIBLE if new.also else CONTRADICTS  # 我也会说英语 adds a language, 我还在北京 changes nothing
+        differing = [k for k in shared if not (new.slots[k] & old.slots[k])]
+        if differing:
+            # 我也会说英语 adds a language, 我还在北京 changes nothing; an also in another clause says
+            # nothing of the slot (搬到嘉兴了，房价也便宜点)
+            return COMPATIBLE if any(new.slots[k] & new.also_values for k in differing) else CONTRADICTS
         return SAME
     if _names_favourite(new, old) or _names_favourite(old, new):
         return SAME  # 咖啡是我最喜欢的饮料 / 我喜欢喝咖啡

@@ -25,7 +25,8 @@ _HOMETOWN = re.compile(
     rf"(?:我是([{_CJK}]{{2,3}}?)人|老家(?:是|在)([{_CJK}]{{2,3}}?){_VALUE_END}|在([{_CJK}]{{2,3}}?)长大)"
 )
 _CITY = re.compile(
-    rf"(?:(?:住在|住|搬到了?|搬去了?|搬回了?|回(?![复答应家来去头])|定居在?)([{_CJK}]{{2,3}}?)(?=工作|上班|生活|读书|上学|定居|住|了|[，。！!,.]|$)"
+    rf"(?:(?:住在|住|搬到了?|搬去了?|搬回了?|回(?![复答应家来去头])|定居在?)([{_CJK}]{{2,3}}?)"
+    rf"(?=(?:老城区|城区|市区|郊区|新区|市|区|县)?(?:工作|上班|生活|读书|上学|定居|住|了|[，。！!,.]|$))"
     rf"|(?<!现)(?<!正)在([{_CJK}]{{2,3}}?)(?=工作|上班|生活|读书|上学|定居|住))"
 )
 _NOT_PLACES = set("外面 家里 公司 学校 宿舍 路上 医院 这里 那里 哪里 老家 上班 工作 家 学习".split())
@@ -36,6 +37,11 @@ _TITLE = (
 _JOB = re.compile(
     rf"(?:(?:我|现在)(?:现在)?(?:是|在)|工作是|职业是|我在做|我当|我做|我干|(?:我|现在)(?:现在)?在[{_CJK}]{{1,8}}?(?:当|做|干))"
     rf"(?:一名|一个|个|一位|名)?([{_CJK}A-Za-z]{{0,6}}?{_TITLE})(?=了|呢|啦|[，。！!,.]|$)"
+)
+# the car one drives: 开的是一辆老捷达 / 提了辆比亚迪 (a value ending in 车 names no car: 新车, 电动车, 自行车)
+_CAR = re.compile(
+    rf"(?:开的是|开着|开)(?:一)?[辆台](?:[{_CJK}]{{1,4}}的)?(?:老|旧|新|二手)?([{_CJK}A-Za-z0-9]{{2,8}}?){_VALUE_END}"
+    rf"|(?:换了|提了|买了|入手了?|换成了?)(?:一)?辆(?:新的|二手的?|新|老|旧)?([{_CJK}A-Za-z0-9]{{2,8}}?){_VALUE_END}"
 )
 # what a person eats as a rule: meat or no meat
 _VEGETARIAN = re.compile(r"吃素|素食|不碰肉|戒肉|纯素|(?<!顿)(?<!天)不吃肉")
@@ -137,6 +143,11 @@ def read_slots(text: str) -> tuple[dict[str, frozenset[str]], str]:
         if place not in _NOT_PLACES and _positive(rest, m.start()):
             someone = _SOMEONE.search(rest[max(0, m.start() - 8) : m.start()])
             put(f"city:{someone.group(1)}" if someone else "city", place)
+    for m in _CAR.finditer(rest):
+        car = m.group(1) or m.group(2)
+        if not car.endswith("车"):
+            someone = _SOMEONE.search(rest[max(0, m.start() - 8) : m.start()])
+            put(f"car:{someone.group(1)}" if someone else "car", car)
     for m in _JOB.finditer(rest):
         put("job", m.group(1))
     for m in _AGE.finditer(rest):

@@ -40,7 +40,8 @@ _SOMEONE_ELSE = re.compile(
     re.IGNORECASE,
 )
 _CAR = re.compile(
-    r"\b(?i:i|we)\s+(?:\w+\s+)?(?i:drive|bought|got|own|lease)\b[^.!?;]{0,40}?\b"
+    r"(?:\b(?i:i|we)\s+(?:\w+\s+)?(?i:drive|bought|got|own|lease|picked up)\b[^.!?;]{0,40}?"
+    r"|\b(?i:my|our)\s+(?:(?i:old|new|used|trusty|\d{4})\s+)*)\b"
     r"(Honda|Toyota|Ford|Tesla|Subaru|Chevy|Chevrolet|Nissan|Mazda|Hyundai|Kia|BMW|Audi|Jeep|Volkswagen|VW|Volvo|"
     r"Mercedes|Lexus|Dodge|GMC|Prius|Civic|Corolla|Camry|Rivian)\b"
 )
