@@ -16,11 +16,12 @@ from memchat.chat.prompt import NO_PICTURES, Pictures
 from memchat.clock import now_ms
 from memchat.conversations import messages
 from memchat.conversations import repository as conversations
-from memchat.conversations.forget import forget_statements
+from memchat.conversations.forget import forget_statements, is_digest
 from memchat.db.engine import AnyRow
 from memchat.errors import Conflict, InvalidInput, NotFound, Unauthorized
 from memchat.files import repository as files
 from memchat.files.pictures import data_url
+from memchat.memories import repository as memory_store
 from memchat.memories.types import StoredMemory
 from memchat.models.message import REPLY_PENDING
 from memchat.security import check_token_current
@@ -161,7 +162,7 @@ def _turn_message(
 ) -> TurnMessage | StoredReply:
     """Step 4: the user message this turn answers."""
     if intent.kind == "regenerate":
-        return _regenerate_target(conn, claim, conversation_id)
+        return _regenerate_target(conn, claim, conversation_id, agent_id)
     assert intent.text is not None
     client_id = intent.client_id
     if intent.edited_id is not None:
@@ -176,7 +177,7 @@ def _turn_message(
             # The reply being streamed answers a message this edit replaces: it would land as an
             # orphan after the edit. Edit once it is stored (or stopped).
             raise Conflict("a reply in this conversation is still being written", code="turn_in_progress")
-        _replace_from(conn, conversation_id, edited.seq)
+        _replace_from(conn, conversation_id, agent_id, edited.seq)
     elif client_id:
         # A retried send: its client id is already a live message of this conversation.
         inserted = _insert(conn, intent, claim, conversation_id, agent_id, client_id, once=True)
@@ -216,7 +217,7 @@ def _claim(conn: Connection, claim: TurnClaim, message_id: str, busy: str) -> No
         raise Conflict(busy, code="turn_in_progress")
 
 
-def _regenerate_target(conn: Connection, claim: TurnClaim, conversation_id: str) -> TurnMessage:
+def _regenerate_target(conn: Connection, claim: TurnClaim, conversation_id: str, agent_id: str) -> TurnMessage:
     """The last assistant reply is superseded; the turn answers its user message again."""
     last_assistant = messages.last_live_message(conn, conversation_id, "assistant")
     last_user = messages.last_live_message(conn, conversation_id, "user")
@@ -224,22 +225,39 @@ def _regenerate_target(conn: Connection, claim: TurnClaim, conversation_id: str)
         raise InvalidInput("there is nothing to regenerate", code="nothing_to_regenerate")
     _claim(conn, claim, last_user.id, "the last message is still being answered")
     if last_assistant is not None and last_assistant.seq > last_user.seq:
-        _replace_from(conn, conversation_id, last_assistant.seq)
+        _replace_from(conn, conversation_id, agent_id, last_assistant.seq)
     return TurnMessage(last_user.id, last_user.seq, last_user.content, last_user.picture_count)
 
 
-def _replace_from(conn: Connection, conversation_id: str, from_seq: int) -> None:
+def _replace_from(conn: Connection, conversation_id: str, agent_id: str, from_seq: int) -> None:
     """Supersede the live messages from `from_seq` (an edit, a regenerate); they leave the summary
     too: it is put back as it stood before the first replaced reply was rolled in, or, for replies
     stored before summaries were kept, a digest forgets their words."""
-    kept, before = conversations.summary_before_turns_from(conn, conversation_id, from_seq)
+    kept, before, saved_at_ms = conversations.summary_before_turns_from(conn, conversation_id, from_seq)
     if not kept:
         current = conversations.summary_for_update(conn, conversation_id)
         before = forget_statements(current, conversations.live_texts_from(conn, conversation_id, from_seq))
         kept = before != current
+    elif saved_at_ms is not None and is_digest(before):
+        before = _without_memories_that_left(conn, agent_id, before, saved_at_ms)
     messages.supersede_from(conn, conversation_id, from_seq, now_ms())
     if kept:
         conversations.set_summary(conn, conversation_id, before)
+
+
+# A memory change stamps its event before it locks the conversations to forget its words; a reply
+# stored meanwhile (or by an instance whose clock runs ahead) kept the summary with them.
+_LEFT_BEFORE_SAVE_MS = 60_000
+
+
+def _without_memories_that_left(conn: Connection, agent_id: str, summary: str | None, saved_at_ms: int) -> str | None:
+    """A digest kept at `saved_at_ms` without the words of the agent's memories that left since
+    (superseded, archived, rewritten): their forget reached the stored summary, not this copy. What
+    the active memories say stays. (A deleted memory's words left the kept copies with it.)"""
+    left = memory_store.left_since(conn, agent_id, saved_at_ms - _LEFT_BEFORE_SAVE_MS)
+    if not left:
+        return summary
+    return forget_statements(summary, left, memory_store.active_contents(conn, agent_id))
 
 
 def _insert(

@@ -8,6 +8,11 @@ loses its reply line too (the reply may repeat the old value), and a line left e
 the memory says now, or the memory that replaced it (`kept`), stays: a clause saying it is never
 taken out, even where it holds a forgotten clause (我开比亚迪 superseded by 我开比亚迪海豹). The
 v1 summary and the LLM summary are prose, not lines: they are left as they are.
+
+An edit or a regenerate puts back the summary a reply kept (`summary_before`), which may be older
+than a forget: the restore forgets what the memories that left since said, as their history records
+it (chat/user_message.py). A deleted memory's history goes with it, so its delete forgets its words
+in those kept summaries too (conversations/repository.py `forget_in_summaries`).
 """
 
 import re

@@ -149,7 +149,7 @@ def lock_branch(
 
 
 _FIRST_LIVE_REPLY_FROM = (
-    select(_messages.c.summary_before)
+    select(_messages.c.summary_before, _messages.c.created_at_ms)
     .where(
         _messages.c.conversation_id == bindparam("in_conversation"),
         _messages.c.seq >= bindparam("from_seq"),
@@ -166,15 +166,17 @@ _LIVE_TEXTS_FROM = select(_messages.c.content).where(
 )
 
 
-def summary_before_turns_from(conn: Connection, conversation_id: str, from_seq: int) -> tuple[bool, str | None]:
-    """The summary as it stood before the first live reply at or after `from_seq` was rolled in:
-    (True, summary or None) when that reply kept it, (False, None) when there is no reply or it
-    was stored before replies kept it."""
+def summary_before_turns_from(
+    conn: Connection, conversation_id: str, from_seq: int
+) -> tuple[bool, str | None, int | None]:
+    """The summary as it stood before the first live reply at or after `from_seq` was rolled in,
+    and when that reply kept it: (True, summary or None, ms) when that reply kept it, (False, None,
+    None) when there is no reply or it was stored before replies kept it."""
     params = {"in_conversation": conversation_id, "from_seq": from_seq}
     row = conn.execute(_FIRST_LIVE_REPLY_FROM, params).first()
     if row is None or row.summary_before is None:
-        return False, None
-    return True, row.summary_before or None
+        return False, None, None
+    return True, row.summary_before or None, row.created_at_ms
 
 
 def live_texts_from(conn: Connection, conversation_id: str, from_seq: int) -> list[str]:
@@ -293,26 +295,59 @@ async def store_llm_summary(
 
 
 async def forget_in_summaries(
-    session: AsyncSession, agent_id: str, statements: list[str], kept: Sequence[str] = ()
+    session: AsyncSession,
+    agent_id: str,
+    statements: list[str],
+    kept: Sequence[str] = (),
+    *,
+    restore_points: bool = False,
 ) -> int:
     """Take what `statements` said out of the digest summaries of the agent's conversations (a memory
     that said it left, or said it otherwise before a rewrite), but never what `kept` (the memories
     that say it now) says; the rows are locked as commit point 2 locks them (FOR NO KEY UPDATE on
     PostgreSQL: a turn rolling its summary waits for this transaction and rolls on what it left).
-    The number changed."""
+    With `restore_points` (a deleted memory, whose history cannot tell a restore what it said), the
+    summaries the live replies keep for an edit or a regenerate to put back forget it too. The
+    number of conversations changed."""
     if not statements:
         return 0
-    query = (
-        select(conversations.c.id, conversations.c.summary)
-        .where(conversations.c.agent_id == agent_id, conversations.c.summary.is_not(None))
-        .with_for_update(key_share=True)
-    )
+    query = select(conversations.c.id, conversations.c.summary).where(conversations.c.agent_id == agent_id)
+    if not restore_points:
+        query = query.where(conversations.c.summary.is_not(None))
     changed = 0
-    for conversation_id, summary in (await session.execute(query)).all():
+    for conversation_id, summary in (await session.execute(query.with_for_update(key_share=True))).all():
         forgotten = forget_statements(summary, statements, kept)
         if forgotten != summary:
             await session.execute(
                 update(conversations).where(conversations.c.id == conversation_id).values(summary=forgotten)
             )
             changed += 1
+    if restore_points:
+        await _forget_in_restore_points(session, agent_id, statements, kept)
     return changed
+
+
+_RESTORE_POINTS = (
+    select(_messages.c.id, _messages.c.summary_before)
+    .select_from(conversations.join(_messages, _messages.c.conversation_id == conversations.c.id))
+    .where(
+        conversations.c.agent_id == bindparam("agent_id"),
+        _messages.c.role == "assistant",
+        _messages.c.status != SUPERSEDED,
+        _messages.c.summary_before.is_not(None),
+        _messages.c.summary_before != "",
+    )
+)
+
+
+async def _forget_in_restore_points(
+    session: AsyncSession, agent_id: str, statements: list[str], kept: Sequence[str]
+) -> None:
+    """The live replies' `summary_before` without what `statements` said (their conversations are
+    locked: no edit or regenerate restores one meanwhile)."""
+    for message_id, summary in (await session.execute(_RESTORE_POINTS, {"agent_id": agent_id})).all():
+        forgotten = forget_statements(summary, statements, kept)
+        if forgotten != summary:
+            await session.execute(
+                update(_messages).where(_messages.c.id == message_id).values(summary_before=forgotten or "")
+            )

@@ -19,6 +19,7 @@ from memchat.models.base import new_id
 from memchat.models.memory import ACTIVE
 
 memories = cast(Table, Memory.__table__)
+_events = cast(Table, MemoryEvent.__table__)
 
 # --- the chat turn's reads (sync Connection, inside Database.run_write) ---
 
@@ -79,6 +80,39 @@ def active_memories_with_vectors(conn: Connection, agent_id: str) -> list[Stored
         )
         for r in rows
     ]
+
+
+_ACTIVE_CONTENTS = select(memories.c.content).where(
+    memories.c.agent_id == bindparam("agent_id"), memories.c.status == ACTIVE
+)
+_EVENTS_SINCE = (
+    select(_events.c.before, _events.c.after)
+    .select_from(memories.join(_events, _events.c.memory_id == memories.c.id))
+    .where(memories.c.agent_id == bindparam("agent_id"), _events.c.created_at_ms >= bindparam("since_ms"))
+    .order_by(_events.c.seq)
+)
+
+
+def active_contents(conn: Connection, agent_id: str) -> list[str]:
+    """What the agent's active memories say."""
+    return list(conn.execute(_ACTIVE_CONTENTS, {"agent_id": agent_id}).scalars())
+
+
+def said_before_leaving(before: dict[str, Any] | None, after: dict[str, Any] | None) -> str | None:
+    """What an active memory said, when an event ended it: archived, superseded, or its words changed."""
+    if not before or before.get("status") != ACTIVE:
+        return None
+    if after is not None and after.get("status") == ACTIVE and after.get("content") == before.get("content"):
+        return None
+    return str(before["content"])
+
+
+def left_since(conn: Connection, agent_id: str, since_ms: int) -> list[str]:
+    """What the agent's memories said that stopped holding at or after `since_ms`, as their events
+    recorded it (a deleted memory's events went with it)."""
+    rows = conn.execute(_EVENTS_SINCE, {"agent_id": agent_id, "since_ms": since_ms})
+    left = (said_before_leaving(r.before, r.after) for r in rows)
+    return list(dict.fromkeys(s for s in left if s))
 
 
 # --- async: REST routes and background jobs ---

@@ -93,8 +93,16 @@ async def update_memory(
 
 
 async def delete_memory(session: AsyncSession, user_id: str, memory_id: str) -> None:
+    """The memory and its history go. Whatever it ever said leaves the digests, and the summaries
+    its conversations' replies keep for an edit or a regenerate to put back: its history cannot tell
+    a restore what left any more. What the other active memories say stays."""
     memory = await _require_memory(session, user_id, memory_id)
-    await forget_in_summaries(session, memory.agent_id, [memory.content])
+    said = [memory.content]
+    for event in await repository.list_events(session, memory.id):
+        said.extend(str(state["content"]) for state in (event.before, event.after) if state)
+    others = await session.run_sync(lambda sync: repository.active_contents(sync.connection(), memory.agent_id))
+    still = [content for content in others if memory.status != ACTIVE or content != memory.content]
+    await forget_in_summaries(session, memory.agent_id, list(dict.fromkeys(said)), still, restore_points=True)
     await repository.delete_memory(session, memory.id)
 
 
