@@ -157,3 +157,16 @@ def test_content_drops_commands_and_filler(text: str, content: str | None) -> No
 
 def test_content_is_capped() -> None:
     assert len(clean_content("记住" + "我喜欢猫" * 200) or "") == 500
+
+
+def test_a_statement_naming_only_what_the_memory_named_repeats_it() -> None:
+    from memchat.memories.extraction.changes import _names_only_repeated, read_pair, statement
+
+    def repeats(old: str, new: str) -> bool:
+        return _names_only_repeated(statement(new), read_pair(None, statement(new), None, old, None, None))
+
+    assert repeats("Radiohead is my favorite band.", "Nobody beats Radiohead for me, all-time fave.")
+    assert not repeats("I drive a Civic", "Sold the Civic, I'm driving a Tesla")  # a new name
+    assert not repeats("Radiohead is my favorite band.", "Radiohead isn't my favorite band anymore")  # negated
+    assert not repeats("I'm 29", "I turned 30 last week")  # a new number
+    assert not repeats("I love hiking", "hiking every weekend lately")  # no name: the classifier decides

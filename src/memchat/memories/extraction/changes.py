@@ -155,6 +155,7 @@ chosen on the development pairs: see bench/memory_eval/RESULTS.md)."""
 
 def _model_choice(
     candidate: MemoryDraft,
+    new: Statement,
     vector: bytes | None,
     known: Sequence[StoredMemory],
     readings: Sequence[Reading],
@@ -185,7 +186,34 @@ def _model_choice(
     if float(replace[best]) < REPLACE_THRESHOLD:
         return None
     changed = p[best, RELATIONS.index(CHANGE)] >= p[best, RELATIONS.index(PARAPHRASE)]
+    if changed and _names_only_repeated(new, olds[best][1]):
+        changed = False  # a new value would be named: this says the old one again, in other words
     return olds[best][0].id, CONTRADICTS if changed else SAME
+
+
+# A name in Latin letters (Radiohead, Blue Bottle, UCLA) or a number: the values a change would bring.
+_NAME = re.compile(r"(?<![\w'])(?:[A-Z][\w&-]*|\d+(?:[.,]\d+)?)")
+_SENTENCE_START = re.compile(r"(?:^|[.!?]\s+)$")
+
+
+def _names(text: str, *, at_sentence_start: bool) -> set[str]:
+    """The names and numbers a text says (casefolded); a capital that starts a sentence counts only
+    with `at_sentence_start` (it may be an ordinary word: "Nobody beats...")."""
+    return {
+        m.group(0).casefold()
+        for m in _NAME.finditer(text)
+        if m.group(0) != "I" and (at_sentence_start or not _SENTENCE_START.search(text[: m.start()]))
+    }
+
+
+def _names_only_repeated(new: Statement, reading: Reading) -> bool:
+    """The new statement names something, only what the memory named, and negates or revises
+    nothing: "Nobody beats Radiohead for me" after "Radiohead is my favorite band" says it again
+    (a change of mind brings a new value, or says the old one no longer holds)."""
+    if new.negative or new.changed:
+        return False
+    named = _names(new.text, at_sentence_start=False)
+    return bool(named) and named <= _names(reading.text, at_sentence_start=True)
 
 
 def judge_candidate(
@@ -208,7 +236,7 @@ def judge_candidate(
         read_pair(embeddings, new, topic, m.content, m.vector(embeddings.model) if embeddings else None, similarity)
         for m, similarity in zip(known, similarities, strict=True)
     ]
-    choice = _model_choice(candidate, vector, known, readings, embeddings)
+    choice = _model_choice(candidate, new, vector, known, readings, embeddings)
     for memory, similarity, read in zip(known, similarities, readings, strict=True):
         old, verdict = read.old, read.verdict
         if verdict == COMPATIBLE and choice is not None and choice[0] == memory.id and _model_may_decide(new, old):
