@@ -56,6 +56,17 @@ async def turn(running: Running, upstream: TestUpstream, token: str, agent_id: s
     return response.text
 
 
+async def say(running: Running, upstream: TestUpstream, token: str, agent_id: str, text: str) -> None:
+    """One chat turn, then its background work (the extraction) settled."""
+    await turn(running, upstream, token, agent_id, text)
+    await running.settle()
+
+
+async def contents(running: Running, token: str, agent_id: str, status: str = "active") -> list[str]:
+    """What the agent's memories of that status say, in the API's order."""
+    return [m["content"] for m in await memories(running, token, agent_id, status=status)]
+
+
 def ops(*operations: dict[str, Any]) -> Reply:
     """The upstream's answer to an extraction request: {"operations": [...]}."""
     return Reply(text=json.dumps({"operations": list(operations)}, ensure_ascii=False))

