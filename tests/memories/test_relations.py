@@ -35,6 +35,8 @@ def test_the_shipped_model_was_fitted_on_the_pairs_in_the_tree() -> None:
         ("我们科室有个小姑娘对碘伏过敏", "小姑娘"),
         ("我兄弟开的是哈弗H6，天天说他那车空间大", "兄弟"),
         ("My brother just moved to Denver.", "brother"),
+        ("My fiance Andre proposed on the beach last weekend", "partner"),  # a boyfriend's place
+        ("我老公在银行上班", "partner"),
         ("我头孢过敏", None),
         ("我有个习惯，每天早上跑步", None),
         ("I live in Austin.", None),

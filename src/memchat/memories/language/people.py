@@ -20,9 +20,22 @@ _SOMEONE_ELSE = re.compile(
 )
 
 
+# One partner at a time: my boyfriend Tyler and my fiancé Andre are the same place in a life, and a
+# new one replaces the old; so they are one person to compare.
+_PARTNER = frozenset(
+    "老公 老婆 对象 男朋友 女朋友 男友 女友 媳妇 丈夫 妻子 先生 太太 "
+    "husband wife partner boyfriend girlfriend fiance fiancé fiancee fiancée".split()
+)
+PARTNER = "partner"
+
+
 def someone_else(text: str) -> str | None:
     """Who a statement is about when it is not the user (我同事去年考的托福, my brother moved to Denver):
-    the relation word; None for the user. The pair classifier compares a user's statements only
-    with the user's, and another person's only with the same person's."""
+    the relation word (`PARTNER` for any word for the user's partner); None for the user. The pair
+    classifier compares a user's statements only with the user's, and another person's only with
+    the same person's."""
     m = _SOMEONE_ELSE.match(text.strip())
-    return (m.group(1) or m.group(2)).lower() if m else None
+    if m is None:
+        return None
+    who = (m.group(1) or m.group(2)).lower()
+    return PARTNER if who in _PARTNER else who
