@@ -55,7 +55,19 @@ from bench.loadgen import (
     direct,
     mock_stats,
 )
-from bench.run import PYTHON, RESULTS, ROOT, Api, database, free_port, log, machine, memchat_env, process, wait_http
+from bench.run import (
+    PYTHON,
+    RESULTS,
+    Api,
+    database,
+    free_port,
+    log,
+    machine,
+    memchat_env,
+    mock_upstream,
+    process,
+    wait_http,
+)
 from bench.stats import cpu_seconds, summary_ms
 
 REDIS_URL = "redis://127.0.0.1:6379/15"
@@ -353,13 +365,7 @@ def main() -> None:
     doc: dict[str, Any] = {"name": args.name, "db": args.db, "machine": info, "startedAt": started}
     with tempfile.TemporaryDirectory(prefix="memchat-ab-") as tmp, ExitStack() as stack:
         workdir = Path(tmp)
-        mock_port = free_port()
-        mock_url = f"http://127.0.0.1:{mock_port}"
-        mock_cmd = [PYTHON, "-m", "bench.mock_upstream", "--host", "127.0.0.1", "--port", str(mock_port)]
-        mock = stack.enter_context(
-            process(mock_cmd, env=memchat_env("", mock_url, workdir), cwd=ROOT, log_path=workdir / "mock.log")
-        )
-        wait_http(f"{mock_url}/healthz", proc=mock)
+        mock_url, mock = stack.enter_context(mock_upstream(workdir))
         sides: list[Side] = []
         for name, tree, extra, side_env in specs:
             sdir = workdir / name

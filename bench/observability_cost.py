@@ -27,15 +27,14 @@ from typing import Any
 from bench.loadgen import TTFB_DELTAS, TTFB_GAP_MS, _complete, chat, configure_mock, direct
 from bench.run import (
     MEMCHAT,
-    PYTHON,
     RESULTS,
-    ROOT,
     Api,
     database,
     free_port,
     log,
     machine,
     memchat_env,
+    mock_upstream,
     process,
     wait_http,
 )
@@ -152,13 +151,7 @@ def main() -> None:
     sink_url = f"http://127.0.0.1:{sink.server_address[1]}"
     with tempfile.TemporaryDirectory(prefix="memchat-obs-bench-") as tmp, ExitStack() as stack:
         workdir = Path(tmp)
-        mock_port = free_port()
-        mock_url = f"http://127.0.0.1:{mock_port}"
-        mock_cmd = [PYTHON, "-m", "bench.mock_upstream", "--host", "127.0.0.1", "--port", str(mock_port)]
-        mock = stack.enter_context(
-            process(mock_cmd, env=memchat_env("", mock_url, workdir), cwd=ROOT, log_path=workdir / "mock.log")
-        )
-        wait_http(f"{mock_url}/healthz", proc=mock)
+        mock_url, mock = stack.enter_context(mock_upstream(workdir))
         servers: dict[str, tuple[str, str, str]] = {}
         for variant in VARIANTS:
             vdir = workdir / variant

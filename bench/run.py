@@ -118,6 +118,18 @@ def process(args: list[str], *, env: dict[str, str], cwd: Path, log_path: Path) 
                 proc.wait(timeout=5)
 
 
+@contextmanager
+def mock_upstream(workdir: Path) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """The paced mock upstream (bench.mock_upstream) on a free port, once it answers: (URL, process)."""
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    cmd = [PYTHON, "-m", "bench.mock_upstream", "--host", "127.0.0.1", "--port", str(port)]
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    with process(cmd, env=env, cwd=ROOT, log_path=workdir / "mock.log") as mock:
+        wait_http(f"{url}/healthz", proc=mock)
+        yield url, mock
+
+
 def run_loadgen(figure: str, plan: dict[str, Any], workdir: Path, timeout_s: float = 900) -> dict[str, Any]:
     plan_path, out_path = workdir / f"plan-{figure}.json", workdir / f"result-{figure}.json"
     plan_path.write_text(json.dumps(plan))
@@ -386,12 +398,7 @@ def main() -> None:
     out_dir = Path(args.out)
     out_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="memchat-bench-mock-") as tmp:
-        mock_port = free_port()
-        mock_url = f"http://127.0.0.1:{mock_port}"
-        mock_cmd = [PYTHON, "-m", "bench.mock_upstream", "--host", "127.0.0.1", "--port", str(mock_port)]
-        env = dict(os.environ, PYTHONPATH=str(ROOT))
-        with process(mock_cmd, env=env, cwd=ROOT, log_path=Path(tmp) / "mock.log") as mock:
-            wait_http(f"{mock_url}/healthz", proc=mock)
+        with mock_upstream(Path(tmp)) as (mock_url, mock):
             by_db = {
                 kind: bench_database(
                     kind, figures, sizes, mock_url, mock.pid, args.profile, args.variant, workers=args.workers
