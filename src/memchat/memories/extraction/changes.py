@@ -127,6 +127,7 @@ class Reading:
     """What the rules read of one active memory beside a new statement."""
 
     text: str  # the memory, in the first person
+    who: str | None  # someone else it is about (`people.someone_else`), None for the user
     old: Statement
     same_topic: bool | None
     verdict: str  # SAME, CONTRADICTS or COMPATIBLE
@@ -145,7 +146,7 @@ def read_pair(
     old = analyse(text)
     old_topic = _topic_scores(vector, text, embeddings)
     topic = same_topic(new_topic, old_topic) if new_topic and old_topic else None
-    return Reading(text, old, topic, relation(new, old, similarity, topic))
+    return Reading(text, someone_else(text), old, topic, relation(new, old, similarity, topic))
 
 
 REPLACE_THRESHOLD = 0.5
@@ -156,6 +157,7 @@ chosen on the development pairs: see bench/memory_eval/RESULTS.md)."""
 
 def _model_choice(
     candidate: MemoryDraft,
+    who: str | None,
     new: Statement,
     vector: bytes | None,
     known: Sequence[StoredMemory],
@@ -163,8 +165,8 @@ def _model_choice(
     embeddings: MemoryEmbeddings | None,
 ) -> tuple[str, str] | None:
     """(memory id, CONTRADICTS or SAME): the one memory the pair classifier says the candidate
-    changes or repeats (probabilities of both together at least `REPLACE_THRESHOLD`); None
-    without a model or vectors."""
+    changes or repeats (probabilities of both together at least `REPLACE_THRESHOLD`), among the
+    memories about the same person (`who`); None without a model or vectors."""
     if embeddings is None or vector is None or embeddings.relations is None:
         return None
     import numpy as np  # the `embeddings` extra, present whenever there are embeddings
@@ -172,11 +174,10 @@ def _model_choice(
     from memchat.memories.extraction.pairs import rows_for
     from memchat.memories.language.relations import CHANGE, PARAPHRASE, RELATIONS
 
-    who = someone_else(first_person(candidate.content))
     olds = [
         (m, r, v)
         for m, r in zip(known, readings, strict=True)
-        if (v := m.vector(embeddings.model)) is not None and someone_else(r.text) == who
+        if (v := m.vector(embeddings.model)) is not None and r.who == who
     ]
     if not olds:
         return None
@@ -237,11 +238,11 @@ def judge_candidate(
         read_pair(embeddings, new, topic, m.content, m.vector(embeddings.model) if embeddings else None, similarity)
         for m, similarity in zip(known, similarities, strict=True)
     ]
-    choice = _model_choice(candidate, new, vector, known, readings, embeddings)
     who = someone_else(first_person(candidate.content))
+    choice = _model_choice(candidate, who, new, vector, known, readings, embeddings)
     for memory, similarity, read in zip(known, similarities, readings, strict=True):
         old, verdict = read.old, read.verdict
-        if verdict != COMPATIBLE and who is not None and someone_else(read.text) not in (None, who):
+        if verdict != COMPATIBLE and who is not None and read.who not in (None, who):
             verdict = COMPATIBLE  # two other people's facts never replace or repeat each other (我爸… / 我妈…)
         if verdict == COMPATIBLE and choice is not None and choice[0] == memory.id and _model_may_decide(new, old):
             verdict = choice[1]
