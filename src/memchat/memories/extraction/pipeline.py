@@ -101,21 +101,11 @@ class MemoryPipeline:
             if embeddings is not None
             else []
         )
-        if user_text and with_vectors and embeddings is not None and not self._all_fit(active):
-            try:
-                query = await asyncio.wait_for(embeddings.query(user_text), self.recall_timeout_s)
-                vectors = [v for _, v in with_vectors]
-                scores = recall_scores(
-                    embeddings, query, user_text, vectors, [active[i].content for i, _ in with_vectors]
-                )
-                for (i, _), score in zip(with_vectors, scores, strict=True):
-                    similarities[i] = float(score)
-                metrics.recalled("embedded")
-            except Exception:
-                metrics.recalled("failed")
-                log.warning("embedding the user message for recall failed; ranking without similarity", exc_info=True)
-        elif with_vectors:
-            metrics.recalled("skipped")
+        if user_text and with_vectors and embeddings is not None:
+            if self._all_fit(active):
+                metrics.recalled("skipped")
+            else:
+                similarities = await self._similarities(embeddings, user_text, active, with_vectors)
         today = local_day(now_ms(), self.timezone)
         candidates = [
             RecallCandidate(i, m.type, m.importance, m.updated_at_ms, m.content, similarities[i], self._boost(m, today))
@@ -125,6 +115,30 @@ class MemoryPipeline:
             candidates, now_ms=now_ms(), limit=self.injection_limit, char_budget=self.recall_char_budget
         )
         return [self._dated(active[c.index]) for c in ranked]
+
+    async def _similarities(
+        self,
+        embeddings: MemoryEmbeddings,
+        user_text: str,
+        active: list[StoredMemory],
+        with_vectors: list[tuple[int, bytes]],
+    ) -> list[float | None]:
+        """Each memory's similarity to the message (None without a vector), all None when embedding
+        the message fails or times out."""
+        similarities: list[float | None] = [None] * len(active)
+        try:
+            query = await asyncio.wait_for(embeddings.query(user_text), self.recall_timeout_s)
+            scores = recall_scores(
+                embeddings, query, user_text, [v for _, v in with_vectors], [active[i].content for i, _ in with_vectors]
+            )
+        except Exception:
+            metrics.recalled("failed")
+            log.warning("embedding the user message for recall failed; ranking without similarity", exc_info=True)
+            return similarities
+        metrics.recalled("embedded")
+        for (i, _), score in zip(with_vectors, scores, strict=True):
+            similarities[i] = float(score)
+        return similarities
 
     def _all_fit(self, active: list[StoredMemory]) -> bool:
         """Every memory goes into the prompt whatever the similarity (within the limit and the
