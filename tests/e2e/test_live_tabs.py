@@ -1,6 +1,7 @@
 """Every open tab, and a phone, follows a reply while it streams; no 重试 is offered for it, and a retry
 that meets it (409) follows it instead of standing as an error."""
 
+from datetime import datetime
 from typing import Any
 
 import pytest
@@ -74,10 +75,15 @@ def test_a_phone_follows_the_reply_and_its_retry_does_not_stand_as_an_error(
     with signed_in_page(browser, server, account.token) as phone:
         # Another device: no channel between it and the desktop's tabs.
         phone.set_viewport_size(PHONE)
+        phone.clock.install()
         open_chat(phone, agent_id)
         expect(message_items(phone)).to_have_count(1)
         expect(phone.get_by_test_id("regenerate")).to_have_text("重试")
 
+        # The phone's clock stands still until its user taps 重试, so its idle check (every few
+        # seconds) cannot find the desktop's turn first, however slow the machine: the tap meets it.
+        # (a second ahead of the page's own clock, which runs on from here until the pause lands)
+        phone.clock.pause_at(datetime.fromtimestamp(phone.evaluate("Date.now()") / 1000 + 1))
         upstream.script(HELD)
         desktop.get_by_test_id("regenerate").click()
         expect(_replies(desktop).last.get_by_test_id("message-text")).to_have_text("第一段，")
@@ -85,6 +91,7 @@ def test_a_phone_follows_the_reply_and_its_retry_does_not_stand_as_an_error(
         # The phone still offers 重试 (it was not told); using it meets the turn that streams (409)
         # and the phone follows that reply instead of showing the error.
         phone.get_by_test_id("regenerate").click()
+        phone.clock.resume()
         live = _replies(phone).last
         expect(live).to_have_attribute("data-status", "streaming")
         expect(live.get_by_test_id("message-text")).to_have_text("第一段，")

@@ -100,6 +100,9 @@ function ChatView({ agent, target, firstPage }: { agent: Agent; target: ChatTarg
   const [liveConversation, setLiveConversation] = useState<ChatDataParts["conversation"] | null>(null);
   // the code of the stream's last error (its `data-error` part), so the banner says it in the UI's words
   const [streamError, setStreamError] = useState<ApiError | null>(null);
+  // The failed turn's error, kept until the user acts or a reply streams here: useChat clears its
+  // own \`error\` when any request starts, and a look for a live reply elsewhere (resume) is one.
+  const [turnError, setTurnError] = useState<unknown>(null);
   // when the model is sent no pictures, the composer says so once
   const modelSeesPictures = useModelSeesPictures();
   const [stopping, setStopping] = useState(false);
@@ -147,7 +150,10 @@ function ChatView({ agent, target, firstPage }: { agent: Agent; target: ChatTarg
     },
     onError: (err) => {
       // A retry (or a send) while another tab or device's reply to it streams: follow that reply.
-      if (errorCodeOf(err) !== "turn_in_progress") return;
+      if (errorCodeOf(err) !== "turn_in_progress") {
+        setTurnError(err);
+        return;
+      }
       metConflict.current = true;
       setTimeout(() => void followRef.current(true), 0);
     },
@@ -160,6 +166,8 @@ function ChatView({ agent, target, firstPage }: { agent: Agent; target: ChatTarg
       }
       // Take the stored turn, with the server's ids, right away: after a failure that is the
       // user's message alone. A local abort (the stop request failed) syncs in stopReply.
+      // A reply that came through here, this tab's or one it followed, leaves an earlier failure behind.
+      if (!isError && !isAbort) setTurnError(null);
       if (isAbort) setPanelVersion((v) => v + 1);
       else void syncRef.current(!isError);
     },
@@ -347,6 +355,7 @@ function ChatView({ agent, target, firstPage }: { agent: Agent; target: ChatTarg
   const send = (text: string, files: FileUIPart[]) => {
     atBottom.current = true;
     setStreamError(null);
+    setTurnError(null);
     void sendMessage(files.length > 0 ? { text, files } : { text });
   };
 
@@ -371,6 +380,7 @@ function ChatView({ agent, target, firstPage }: { agent: Agent; target: ChatTarg
     if (busy) return;
     atBottom.current = true;
     setStreamError(null);
+    setTurnError(null);
     // the edited message keeps its pictures: sent back by their stored URLs
     const edited = messages.find((m) => m.id === messageId);
     const files = edited ? messagePictures(edited).map((p) => ({ type: "file" as const, ...p })) : [];
@@ -378,6 +388,8 @@ function ChatView({ agent, target, firstPage }: { agent: Agent; target: ChatTarg
   };
 
   const last = messages.at(-1);
+  // no banner over a reply that streams
+  const shownError = busy ? null : (error ?? turnError);
   // Regenerate replaces the last reply; after a failed turn the same call answers the
   // stored user message again.
   const canRegenerate = !busy && !lookingForLive && last !== undefined;
@@ -446,10 +458,10 @@ function ChatView({ agent, target, firstPage }: { agent: Agent; target: ChatTarg
           ) : null}
         </div>
         <ErrorBanner error={historyError} />
-        {error ? (
+        {shownError ? (
           // "Not sent" only when the message never reached the server; a stream that broke off
           // came after the message was stored (and a partial reply saved as interrupted).
-          <ErrorBanner error={streamError ?? error} title={streamError ? t.chat.replyErrorTitle : t.chat.errorTitle} />
+          <ErrorBanner error={streamError ?? shownError} title={streamError ? t.chat.replyErrorTitle : t.chat.errorTitle} />
         ) : null}
         <Composer
           busy={busy}
@@ -459,6 +471,7 @@ function ChatView({ agent, target, firstPage }: { agent: Agent; target: ChatTarg
           onSend={send}
           onRegenerate={() => {
             setStreamError(null);
+            setTurnError(null);
             void regenerate();
           }}
           onStop={() => void stopReply()}
