@@ -37,6 +37,16 @@ def _relation(old: str, new: str) -> str:
         ("我住在开封老城区。", "现在住在厦门了。"),  # a city with its district
         ("我开的是一辆老桑塔纳。", "换了辆吉利星越，油耗也低。"),
         ("I put a lot of miles on my old Honda.", "I picked up a used Mazda last week."),
+        ("我家住在武汉光谷，上班很近。", "我们一家搬去了长沙。"),  # a district without 区
+        ("我们住在宁波的老小区里。", "去年全家搬到了苏州。"),
+        ("我在一家快递公司做分拣。", "今年开始在一家医院做护工。"),  # the workplace names the job
+        ("我在一家外贸公司当跟单员。", "过完年去了一家书店，做店员。"),
+        ("我女朋友叫小美。", "下个月我就跟阿兰领证了。"),  # whom one marries
+        ("我男朋友叫阿成。", "我们分了，现在的对象叫大伟。"),
+        ('同事都叫我"豆芽"。', '现在同事都喊我"铁塔"。'),  # a nickname in quotes
+        ("我在读南开的历史学，大三。", "我转专业了，现在读金融学。"),
+        ("我在合肥一家设计公司上班。", "公司派我去南京分公司了。"),  # the city of the workplace, then a posting
+        ("I'm a junior studying chemistry.", "I switched my major to economics."),
     ],
 )
 def test_changes_of_mind_contradict(old: str, new: str) -> None:
@@ -57,6 +67,9 @@ def test_changes_of_mind_contradict(old: str, new: str) -> None:
         ("I live in Austin.", "I moved to Denver too."),
         ("我开的是一辆老桑塔纳。", "我老婆开的是一辆宝马。"),  # her car, not mine
         ("我开的是一辆桑塔纳。", "我买了辆自行车。"),  # a bicycle is no car
+        ("我在一家快递公司做分拣。", "我妈在一家医院当护工。"),  # her workplace, not mine
+        ("住院三天了，天天输液。", "我住在青岛。"),  # 住院 names no city
+        ("My cousin is studying nursing in Ohio.", "I'm studying history."),  # the cousin's major
     ],
 )
 def test_compatible_facts_stay_apart(old: str, new: str) -> None:
@@ -73,6 +86,7 @@ def test_compatible_facts_stay_apart(old: str, new: str) -> None:
         ("我的猫叫团子。", "我养了一只猫叫团子。"),
         ("我女朋友叫小雨。", "我对象叫小雨。"),
         ("用户喜欢猫", "用户很喜欢猫咪"),  # the LLM's third person reads as the first
+        ("我在一家银行当柜员。", "我是银行的柜员。"),  # one job, its words cut at other lengths
     ],
 )
 def test_paraphrases_are_the_same(old: str, new: str) -> None:

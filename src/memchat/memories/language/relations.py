@@ -25,7 +25,7 @@ import numpy as np
 import numpy.typing as npt
 
 from memchat.memories.language.classifier import SoftmaxClassifier
-from memchat.memories.language.conflicts import CONTRADICTS, SAME, Statement, content_overlap
+from memchat.memories.language.conflicts import CONTRADICTS, SAME, Statement, content_overlap, values_meet
 from memchat.memories.language.embedder import Matrix, Vector
 
 UNRELATED, COMPATIBLE, CHANGE, PARAPHRASE = "unrelated", "compatible", "change", "paraphrase"
@@ -43,7 +43,7 @@ def unit_vector(vector: npt.ArrayLike, centre: npt.ArrayLike) -> Vector:
 def reading(new: Statement, old: Statement, cosine: float, same_topic: bool | None, verdict: str) -> list[float]:
     """`conflicts.py`'s reading of a pair, as numbers."""
     shared = new.slots.keys() & old.slots.keys()
-    differs = any(not (new.slots[k] & old.slots[k]) for k in shared)
+    differs = any(not values_meet(new.slots[k], old.slots[k]) for k in shared)
     flags = (
         new.changed,
         new.also,

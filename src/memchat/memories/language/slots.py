@@ -10,34 +10,50 @@ import re
 from memchat.memories.language.slots_en import read_slots_en
 
 _CJK = "\u4e00-\u9fff"
-_VALUE_END = r"(?=就好|就行|就可以|吧|好了|了|呀|哦|啦|的|[，。！!,.?？\s]|$)"
+_VALUE_END = r'(?=就好|就行|就可以|吧|好了|了|呀|哦|啦|的|[，。！!,.?？\s"”」』]|$)'
 _NEGATED_BEFORE = re.compile(r"(?:别|不要|不想被|不再|不是|不在|不|没)$")
 
 _WORD = rf"[{_CJK}A-Za-z0-9]"
 _NAME = re.compile(
-    rf"(?:我叫|叫我|我的名字(?:是|叫)|我名字叫|称呼我|喊我|我的昵称是)(?:做)?({_WORD}{{1,6}}?){_VALUE_END}"
+    rf"(?:我叫|叫我|我的名字(?:是|叫)|我名字叫|称呼我|喊我|我的昵称是)(?:做)?[\"“「『]?({_WORD}{{1,6}}?){_VALUE_END}"
 )
 _OWNED_NAME = re.compile(
-    rf"(?:我的|我家的?|我|养了?(?:一|两)?[只条个]?)([{_CJK}]{{1,3}}?)(?:改名)?(?:叫|名叫|的名字是)"
+    rf"(?:我的|我家的?|我|现在的|养了?(?:一|两)?[只条个]?)([{_CJK}]{{1,3}}?)(?:改名)?(?:叫|名叫|的名字是)"
     rf"({_WORD}{{1,6}}?){_VALUE_END}"
+)
+# whom one marries: 下个月我跟晓婷领证 / 嫁给了阿强
+_MARRIES = re.compile(
+    rf"(?:跟|和)(?![我他她])([{_CJK}]{{2,3}}?)(?:领证|结婚|订婚|办婚礼)"
+    rf"|(?:嫁给了?|娶了)(?![我他她])([{_CJK}]{{2,3}}?){_VALUE_END}"
 )
 _HOMETOWN = re.compile(
     rf"(?:我是([{_CJK}]{{2,3}}?)人|老家(?:是|在)([{_CJK}]{{2,3}}?){_VALUE_END}|在([{_CJK}]{{2,3}}?)长大)"
 )
 _CITY = re.compile(
-    rf"(?:(?:住在|住|搬到了?|搬去了?|搬回了?|回(?![复答应家来去头])|定居在?)([{_CJK}]{{2,3}}?)"
+    rf"(?:(?:住在|住(?!院)|搬到了?|搬去了?|搬回了?|回(?![复答应家来去头])|定居在?)([{_CJK}]{{2,3}}?)"
     rf"(?=(?:老城区|城区|市区|郊区|新区|市|区|县)?(?:工作|上班|生活|读书|上学|定居|住|了|[，。！!,.]|$))"
     rf"|(?<!现)(?<!正)在([{_CJK}]{{2,3}}?)(?=工作|上班|生活|读书|上学|定居|住))"
+)
+_CITY_DISTRICT = re.compile(
+    rf"(?:住在|搬到了?|搬去了?|搬回了?|定居在)([{_CJK}]{{2,3}}?)(?=[{_CJK}]{{1,3}}(?:区|县|镇)|[{_CJK}]{{2}}[，。！!,.]|的)"
+    rf"|(?<!现)(?<!正)在([{_CJK}]{{2,3}}?)(?=[{_CJK}]{{1,3}}(?:区|县)(?:工作|上班|生活|租房|住))"
 )
 _NOT_PLACES = set("外面 家里 公司 学校 宿舍 路上 医院 这里 那里 哪里 老家 上班 工作 家 学习".split())
 _TITLE = (
     r"(?:师|员|生|家|工|手|者|医生|护士|老板|会计|司机|律师|警察|模特|主播|博主|自由职业|店长|长|顾问|经理|主管|总监"
-    r"|助理|编辑|记者|策划|运营|销售|客服|专员|代表|秘书|老师|保安|保姆|月嫂|阿姨|骑手|外卖|快递|厨子|大夫|教练|HR|hr)"
+    r"|助理|主任|编辑|记者|策划|运营|销售|客服|专员|代表|秘书|老师|保安|保姆|月嫂|阿姨|骑手|外卖|快递|厨子|大夫|教练|HR|hr)"
 )
 _JOB = re.compile(
     rf"(?:(?:我|现在)(?:现在)?(?:是|在)|工作是|职业是|我在做|我当|我做|我干|(?:我|现在)(?:现在)?在[{_CJK}]{{1,8}}?(?:当|做|干))"
     rf"(?:一名|一个|个|一位|名)?([{_CJK}A-Za-z]{{0,6}}?{_TITLE})(?=了|呢|啦|[，。！!,.]|$)"
 )
+_WORKPLACE = re.compile(
+    rf"(?:在([{_CJK}]{{2,3}}?)?|去了|进了|到)(?:一家|一所|一个|一间)([{_CJK}A-Za-z]{{0,6}}?"
+    rf"(?:公司|厂|店|馆|院|所|行|局|中心|学校|小学|中学|大学|超市|餐厅|酒店|银行|医院|驾校|诊所|律所|外企|企业|机构|商场|工地|单位|房))"
+    rf"(?=(当|做|干|上班|工作|打工|教)|[，。！!,.]|$)"
+)
+# sent to work in another city: 公司派我去武汉分部
+_POSTED = re.compile(rf"(?:派我去|派我到|被派到|被派去|外派到)([{_CJK}]{{2,3}}?)(?=分部|分公司|分行|总部|工作|上班)")
 # the car one drives: 开的是一辆老捷达 / 提了辆比亚迪 (a value ending in 车 names no car: 新车, 电动车, 自行车)
 _CAR = re.compile(
     rf"(?:开的是|开着|开)(?:一)?[辆台](?:[{_CJK}]{{1,4}}的)?(?:老|旧|新|二手)?([{_CJK}A-Za-z0-9]{{2,8}}?){_VALUE_END}"
@@ -90,6 +106,10 @@ _SCHOOL = re.compile(
     rf"(?:我|现在)?(?:在|考上了?|考进了?|转到了?|目标是|改考|报考)([{_CJK}]{{1,6}}?(?:大学|学院|大|中学|高中|小学))"
     r"(?:读|上|念|了|的|[，。！!,.]|$)"
 )
+_MAJOR = re.compile(
+    rf"(?:专业是|读的是|在读[{_CJK}]{{2,6}}?的|转专业了?[，,]?(?:现在)?(?:读|学)|转到了?|转去了?)"
+    rf"(?![大研高初博小])([{_CJK}]{{2,6}}?)(?:专业|系)?(?=[，。！!,.]|$)"
+)
 _STUDENT = re.compile(r"在读|读研|读博|读大学|上大学|在上学|是学生|是大学生|是研究生")
 _WORKING = re.compile(r"毕业了|上班了|工作了|在上班|入职了|参加工作")
 _PARTNERS = {
@@ -138,7 +158,7 @@ def read_slots(text: str) -> tuple[dict[str, frozenset[str]], str]:
     for m in _NAME.finditer(rest):
         if _positive(rest, m.start()):
             put("name", m.group(1))
-    for m in _CITY.finditer(rest):
+    for m in (*_CITY.finditer(rest), *_CITY_DISTRICT.finditer(rest)):
         place = m.group(1) or m.group(2)
         if place not in _NOT_PLACES and _positive(rest, m.start()):
             someone = _SOMEONE.search(rest[max(0, m.start() - 8) : m.start()])
@@ -150,6 +170,17 @@ def read_slots(text: str) -> tuple[dict[str, frozenset[str]], str]:
             put(f"car:{someone.group(1)}" if someone else "car", car)
     for m in _JOB.finditer(rest):
         put("job", m.group(1))
+    for m in _WORKPLACE.finditer(rest):
+        someone = _SOMEONE.search(rest[max(0, m.start() - 8) : m.start()])
+        put(f"job:{someone.group(1)}" if someone else "job", m.group(2))
+        if m.group(1) and m.group(3) and m.group(1) not in _NOT_PLACES:  # 在长沙一家广告公司上班: the city too
+            put(f"city:{someone.group(1)}" if someone else "city", m.group(1))
+    for m in _POSTED.finditer(rest):
+        put("city", m.group(1))
+    for m in _MARRIES.finditer(rest):
+        put("name:partner", m.group(1) or m.group(2))
+    for m in _MAJOR.finditer(rest):
+        put("major", m.group(1))
     for m in _AGE.finditer(rest):
         put("age", m.group(1))
     for m in _BIRTHDAY.finditer(rest):

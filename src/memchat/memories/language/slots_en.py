@@ -144,7 +144,8 @@ _STUDENT = re.compile(
     re.IGNORECASE,
 )
 _MAJOR = re.compile(
-    r"\b(?:majoring in|major is|switched (?:my major )?to|my major to)\s+([a-z][a-z ]{2,30}?)\b"
+    r"\b(?:majoring in|major is|switched (?:my major )?to|my major to|\bI(?:'m| am)\b[^.!?;]{0,40}?\bstudying"
+    r"(?!\s+(?:for|to|at|in|on|with|hard|abroad|late|all|so|a lot|more|less|again)\b))\s+([a-z][a-z ]{2,30}?)\b"
     r"(?=[,.;!]|\s+(?:and|but|now|at)\b|$)",
     re.IGNORECASE,
 )
