@@ -129,6 +129,11 @@ def test_softmax_classifier_separates_a_toy_set_deterministically() -> None:
 
 def test_split_sentences() -> None:
     assert split_sentences("今天好累。对了！以后别催我？好") == ["今天好累。", "对了！", "以后别催我？", "好"]
+    # a title's full stop is no sentence end
+    assert split_sentences("My dentist is Dr. Okonkwo on Main St. downtown. She is gentle.") == [
+        "My dentist is Dr. Okonkwo on Main St. downtown.",
+        "She is gentle.",
+    ]
     assert split_sentences("没有标点") == ["没有标点"]
     assert split_sentences("第一行\n第二行") == ["第一行", "第二行"]
 

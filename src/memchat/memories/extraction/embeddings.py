@@ -47,7 +47,11 @@ CLASSES: tuple[str | None, ...] = (None, *V2_MEMORY_TYPES)
 # chosen by 5-fold cross-validation on the training split (bench/memory_eval/cv.py)
 DEFAULT_NGRAM_WEIGHT = 3.0
 
-_SENTENCE_END = re.compile(r"(?<=[。！？!?；;\n])|(?<=\.)\s+")
+# a full stop ends a sentence, not the one of a title or a common abbreviation (Dr. Okonkwo, Mt. Hood)
+_ABBREVIATIONS = ("Dr", "Mr", "Mrs", "Ms", "Mt", "St", "Jr", "Sr", "Prof", "vs", "approx", "e.g", "i.e")
+_SENTENCE_END = re.compile(
+    r"(?<=[。！？!?；;\n])|(?<=\.)" + "".join(rf"(?<!\b{re.escape(a)}\.)" for a in _ABBREVIATIONS) + r"\s+"
+)
 
 ZH, EN = "zh", "en"
 LANGUAGES = (ZH, EN)
