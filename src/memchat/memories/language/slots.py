@@ -126,6 +126,13 @@ _LANGUAGE_NAMES = {"英语": "英文", "汉语": "中文", "普通话": "中文"
 _CLOCK_NAMES = {"起": "起床", "睡": "睡觉", "吃早饭": "吃饭"}
 
 
+def _whose(slot: str, text: str, start: int) -> str:
+    """The slot's key for a value at `start`: `slot`, or `slot:儿子` when the few characters before
+    it name someone else (我儿子在深圳工作 is the son's city, not the user's)."""
+    someone = _SOMEONE.search(text[max(0, start - 8) : start])
+    return f"{slot}:{someone.group(1)}" if someone else slot
+
+
 def _positive(text: str, start: int) -> bool:
     return not _NEGATED_BEFORE.search(text[max(0, start - 3) : start])
 
@@ -161,20 +168,17 @@ def read_slots(text: str) -> tuple[dict[str, frozenset[str]], str]:
     for m in (*_CITY.finditer(rest), *_CITY_DISTRICT.finditer(rest)):
         place = m.group(1) or m.group(2)
         if place not in _NOT_PLACES and _positive(rest, m.start()):
-            someone = _SOMEONE.search(rest[max(0, m.start() - 8) : m.start()])
-            put(f"city:{someone.group(1)}" if someone else "city", place)
+            put(_whose("city", rest, m.start()), place)
     for m in _CAR.finditer(rest):
         car = m.group(1) or m.group(2)
         if not car.endswith("车"):
-            someone = _SOMEONE.search(rest[max(0, m.start() - 8) : m.start()])
-            put(f"car:{someone.group(1)}" if someone else "car", car)
+            put(_whose("car", rest, m.start()), car)
     for m in _JOB.finditer(rest):
         put("job", m.group(1))
     for m in _WORKPLACE.finditer(rest):
-        someone = _SOMEONE.search(rest[max(0, m.start() - 8) : m.start()])
-        put(f"job:{someone.group(1)}" if someone else "job", m.group(2))
+        put(_whose("job", rest, m.start()), m.group(2))
         if m.group(1) and m.group(3) and m.group(1) not in _NOT_PLACES:  # 在长沙一家广告公司上班: the city too
-            put(f"city:{someone.group(1)}" if someone else "city", m.group(1))
+            put(_whose("city", rest, m.start()), m.group(1))
     for m in _POSTED.finditer(rest):
         put("city", m.group(1))
     for m in _MARRIES.finditer(rest):
