@@ -101,7 +101,7 @@ function ChatView({ agent, target, firstPage }: { agent: Agent; target: ChatTarg
   // the code of the stream's last error (its `data-error` part), so the banner says it in the UI's words
   const [streamError, setStreamError] = useState<ApiError | null>(null);
   // The failed turn's error, kept until the user acts or a reply streams here: useChat clears its
-  // own \`error\` when any request starts, and a look for a live reply elsewhere (resume) is one.
+  // own `error` when any request starts, and a look for a live reply elsewhere (resume) is one.
   const [turnError, setTurnError] = useState<unknown>(null);
   // when the model is sent no pictures, the composer says so once
   const modelSeesPictures = useModelSeesPictures();
