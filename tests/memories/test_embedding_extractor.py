@@ -71,6 +71,21 @@ async def test_the_moments_state_is_not_remembered(extractor: EmbeddingExtractor
     assert await extractor.extract(text) == []
 
 
+# each judged "nothing" by the classifier alone (nothing 0.51-0.73), kept by `lasting.py`
+@pytest.mark.parametrize(
+    "text",
+    ["My sister runs a bakery in Duluth.", "我右眼有点弱视。", "奶奶腿脚不太方便。", "Our beagle Mochi hates rain."],
+)
+async def test_a_lasting_fact_of_the_user_or_the_family_is_kept(extractor: EmbeddingExtractor, text: str) -> None:
+    [kept] = await extractor.extract(text)
+    assert (kept.type, kept.content) == ("fact", text)
+
+
+@pytest.mark.parametrize("text", ["我妈在厨房做饭。", "my cat is asleep on my keyboard right now", "我没有近视。"])
+async def test_the_same_shapes_of_the_moment_or_negated_are_not(extractor: EmbeddingExtractor, text: str) -> None:
+    assert await extractor.extract(text) == []
+
+
 async def test_a_move_said_with_just_is_still_remembered(extractor: EmbeddingExtractor) -> None:
     [moved] = await extractor.extract("我刚搬到上海。")
     assert moved.type == "fact"

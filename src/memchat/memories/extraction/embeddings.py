@@ -35,6 +35,7 @@ from memchat.memories.language.classifier import (
 from memchat.memories.language.content import clean_content
 from memchat.memories.language.embedder import Embedder, Matrix, Vector
 from memchat.memories.language.facts import split_facts
+from memchat.memories.language.lasting import lasting_fact
 from memchat.memories.language.prototype_vectors import Prepared, load_prepared, made_from, save_prepared
 from memchat.memories.language.rules import MAX_CANDIDATES_PER_TURN, rule_importance
 from memchat.memories.language.slots import read_slots
@@ -173,13 +174,16 @@ def _settle(c: Classification) -> Classification:
 
 def _rescue(c: Classification, min_confidence: float) -> Classification:
     """A sentence judged not worth remembering is kept when it fills a slot (name, city, job,
-    schedule, reply length...) or plainly states a liking, dislike, fear or habit: the classifier
+    schedule, reply length...), plainly states a lasting fact of the user's life or family (a pet, a
+    condition, a relative's work: `lasting.py`) or a liking, dislike, fear or habit: the classifier
     has seen few of them, and they are what changes of mind change."""
     if c.type is not None or c.confidence < min_confidence:
         return c  # a memory already, or an answer too unsure to stand on
     by_slot = _slot_type(c.text)
     if by_slot is not None:
         return Classification(text=c.text, type=by_slot, confidence=0.0)
+    if lasting_fact(c.text):
+        return Classification(text=c.text, type=FACT, confidence=0.0)
     liking = _PLAIN_LIKING.match(c.text)
     if liking is not None and not _HERE_AND_NOW.search(liking.group(2)):
         return Classification(text=c.text, type=_LIKING_TYPES.get(liking.group(1), PREFERENCE), confidence=0.0)
