@@ -218,6 +218,14 @@ def _names_only_repeated(new: Statement, reading: Reading) -> bool:
     return bool(named) and named <= _names(reading.text, at_sentence_start=True)
 
 
+def _anothers_fact(draft: MemoryDraft, who: str | None, new: Statement, memory: StoredMemory, read: Reading) -> bool:
+    """A fact about someone else beside a fact of the user's own: it never replaces or repeats it
+    (我住在南京 / 我姐姐刚搬去了重庆), unless both fill one slot (我男朋友叫阿强 / 我现在的对象叫小林).
+    Only between facts: "My ex is off limits" repeats the user's boundary, whoever it names."""
+    shared_slot = bool(new.slots.keys() & read.old.slots.keys())
+    return draft.type == FACT == memory.type and who is not None and read.who is None and not shared_slot
+
+
 def judge_candidate(
     candidate: MemoryDraft,
     vector: bytes | None,
@@ -244,6 +252,8 @@ def judge_candidate(
         old, verdict = read.old, read.verdict
         if verdict != COMPATIBLE and who is not None and read.who not in (None, who):
             verdict = COMPATIBLE  # two other people's facts never replace or repeat each other (我爸… / 我妈…)
+        elif verdict != COMPATIBLE and _anothers_fact(candidate, who, new, memory, read):
+            verdict = COMPATIBLE
         if verdict == COMPATIBLE and choice is not None and choice[0] == memory.id and _model_may_decide(new, old):
             verdict = choice[1]
         if verdict == CONTRADICTS and memory.id not in contradicted:
