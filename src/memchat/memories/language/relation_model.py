@@ -9,10 +9,14 @@ among the pairs: fitted with it, the model retired Chinese facts, preferences an
 a remark about something near them, on two held-out recall sets (bench/memory_eval/README.md). Also the pairs
 of the development sequence sets (`data/change_pairs_seq.jsonl`: bench/memory_eval's
 sequences.jsonl, sequences_en.jsonl, sequences_dev2.jsonl and sequences_fresh.jsonl, cut into facts
-the way the extractor cuts them; the held-out sets stay out), the talk around a fact in the first
-recall set's dialogs (`data/change_pairs_dialogs.jsonl`: every other user turn of
+the way the extractor cuts them; the held-out sets stay out), and the same of the third to seventh
+fresh sets once later sets had been written (`data/change_pairs_seq2.jsonl`: sequences_fresh3-7,
+each row's first statement beside its last, fact by fact), the talk around a fact in the first
+recall set's dialogs (`data/change_pairs_dialogs.jsonl`: every user turn of
 bench/memory_eval/recall/dialogs.jsonl beside the dialog's key fact, unrelated, as a user who
-chats about their cat does not change the memory of having one), and
+chats about their cat does not change the memory of having one) and in the third to fifth
+(`data/change_pairs_dialogs2.jsonl`: every other later user turn of recall/heldout3-5.jsonl beside
+the key fact, and a change dialog's old value beside its change), and
 `UNRELATED_PER_PAIR` unrelated pairs for each: the memory of another pair, of another topic, beside
 this pair's message (a store holds far more unrelated memories than related ones, and an unrelated
 memory must never be retired). Embedding the ~2,000 texts takes a minute or two on two CPU cores, so
@@ -43,7 +47,9 @@ PAIR_FILES = (
     "data/change_pairs2_zh.jsonl",
     "data/change_pairs2_en.jsonl",
     "data/change_pairs_seq.jsonl",
+    "data/change_pairs_seq2.jsonl",
     "data/change_pairs_dialogs.jsonl",
+    "data/change_pairs_dialogs2.jsonl",
 )
 UNRELATED_PER_PAIR = 6
 L2 = 0.03
