@@ -47,6 +47,9 @@ def _relation(old: str, new: str) -> str:
         ("我在读南开的历史学，大三。", "我转专业了，现在读金融学。"),
         ("我在合肥一家设计公司上班。", "公司派我去南京分公司了。"),  # the city of the workplace, then a posting
         ("I'm a junior studying chemistry.", "I switched my major to economics."),
+        ("We rent an apartment in Fresno.", "We bought a little house in Modesto this spring."),  # where home is
+        ("My teammates call me Ace.", "Since the tournament the team calls me Lucky."),  # what others call one
+        ("My friends call me Bear.", "I go by Ray now."),
     ],
 )
 def test_changes_of_mind_contradict(old: str, new: str) -> None:
@@ -70,6 +73,8 @@ def test_changes_of_mind_contradict(old: str, new: str) -> None:
         ("我在一家快递公司做分拣。", "我妈在一家医院当护工。"),  # her workplace, not mine
         ("住院三天了，天天输液。", "我住在青岛。"),  # 住院 names no city
         ("My cousin is studying nursing in Ohio.", "I'm studying history."),  # the cousin's major
+        ("My name is Margaret.", "Everybody calls me Peggy."),  # a nickname beside the name
+        ("I live in Tulsa.", "My sister bought a house in Denver."),  # her home, not mine
     ],
 )
 def test_compatible_facts_stay_apart(old: str, new: str) -> None:

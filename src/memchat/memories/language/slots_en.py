@@ -14,9 +14,11 @@ _NAME_WORD = r"([A-Z][a-zA-Z'-]{1,20})"
 _PLACE = r"([A-Z][a-zA-Z.-]+(?:\s+[A-Z][a-zA-Z.-]+){0,2})"
 _NOT_NAMES = {"Sorry", "Just", "Not", "So", "Really", "Still", "Also", "Here", "Back", "Fine", "Good", "Okay", "Ok"}
 
-_NAME = re.compile(
-    rf"\b(?i:my name is|my name's|name's|call me|i go by|people call me|everyone calls me|i'm called|"
-    rf"i am called)\s+{_NAME_WORD}"
+_NAME = re.compile(rf"\b(?i:my name is|my name's|name's|call me|i go by|i'm called|i am called)\s+{_NAME_WORD}")
+# what others call one, beside the name: "Everybody calls me Kit", "The crew calls me Bones", "I go by Jules"
+_NICKNAME = re.compile(
+    rf"\b(?:(?i:everyone|everybody|people|they|friends|the\s+\w+|my\s+\w+|all\s+my\s+\w+)\s+(?:\w+\s+){{0,2}}?"
+    rf"(?i:calls?|called)\s+me|(?i:i go by))\s+{_NAME_WORD}"
 )
 # "I'm Dana" / "I am Dana": only a capitalised word alone after it (not "I'm Tired of it")
 _REAL_NAME = re.compile(
@@ -32,6 +34,11 @@ _CITY = re.compile(
     rf"\b(?i:(?:i|we)\s+(?:now\s+|still\s+|currently\s+|just\s+|recently\s+|finally\s+)?"
     rf"(?:live|lived|living|moved|move|relocated|am living|'m living|settled|'m based|am based|are based)"
     rf"\s+(?:back\s+)?(?:in|to|over to|out to))\s+{_PLACE}"
+)
+# where one's home is: "We rent a place in Sacramento", "bought a house in Reno", "own a condo in Miami"
+_HOME_IN = re.compile(
+    rf"\b(?i:(?:i|we)\s+(?:\w+\s+)?(?:rent|rented|are renting|'re renting|bought|own|got|found|share)\s+"
+    rf"(?:a|an|our|my)\s+(?:\w+\s+)?(?:place|house|home|apartment|flat|condo|studio|townhouse|duplex)\s+in)\s+{_PLACE}"
 )
 # "... and moved to Seattle" anywhere, unless someone else moved ("my best friend moved to Chicago")
 _MOVED_TO = re.compile(rf"\b(?i:moved|relocated)\s+(?i:back\s+|over\s+|out\s+)?(?i:to)\s+{_PLACE}")
@@ -177,15 +184,6 @@ _CLOCK_NAMES = {
     "going to bed": "go to bed",
     "sleep": "go to bed",
 }
-_CLOCK_NAMES = {
-    "up": "wake up",
-    "get up": "wake up",
-    "getting up": "wake up",
-    "waking up": "wake up",
-    "go to sleep": "go to bed",
-    "going to bed": "go to bed",
-    "sleep": "go to bed",
-}
 _EITHER_OR: tuple[tuple[str, tuple[tuple[re.Pattern[str], str], ...]], ...] = (
     ("reply_length", ((_LONG, "long"), (_SHORT, "short"))),
     ("tone", ((_CASUAL, "casual"), (_FORMAL, "formal"))),
@@ -212,6 +210,9 @@ def read_slots_en(text: str) -> dict[str, set[str]]:
     for m in _NAME.finditer(text):
         if _positive(text, m.start()) and m.group(1) not in _NOT_NAMES:
             put("name", m.group(1))
+    for m in _NICKNAME.finditer(text):
+        if m.group(1) not in _NOT_NAMES:
+            put("nickname", m.group(1))
     for m in _REAL_NAME.finditer(text):
         put("name", m.group(1))
     for m in _PET_NAME.finditer(text):
@@ -221,7 +222,7 @@ def read_slots_en(text: str) -> dict[str, set[str]]:
     introduced = _IM_NAME.search(text)
     if introduced is not None and introduced.group(1) not in _NOT_NAMES:
         put("name", introduced.group(1))
-    for pattern in (_CITY, _CITY_BASED, _CITY_NEAR):
+    for pattern in (_CITY, _CITY_BASED, _CITY_NEAR, _HOME_IN):
         for m in pattern.finditer(text):
             if _positive(text, m.start()):
                 put("city", m.group(1))
