@@ -81,6 +81,17 @@ async def test_a_lasting_fact_of_the_user_or_the_family_is_kept(extractor: Embed
     assert (kept.type, kept.content) == ("fact", text)
 
 
+@pytest.mark.parametrize(
+    ("text", "memory_type"),
+    [("Call me Tess, nobody uses my full name but my dad.", "conversation_style"), ("My name is Tess.", "fact")],
+)
+async def test_what_to_call_the_user_is_style_and_a_name_a_fact(
+    extractor: EmbeddingExtractor, text: str, memory_type: str
+) -> None:
+    first, *_ = await extractor.extract(text)
+    assert (first.type, first.content.split(",")[0].rstrip(".")) == (memory_type, text.split(",")[0].rstrip("."))
+
+
 @pytest.mark.parametrize("text", ["我妈在厨房做饭。", "my cat is asleep on my keyboard right now", "我没有近视。"])
 async def test_the_same_shapes_of_the_moment_or_negated_are_not(extractor: EmbeddingExtractor, text: str) -> None:
     assert await extractor.extract(text) == []

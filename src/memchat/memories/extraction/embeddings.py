@@ -121,7 +121,8 @@ _LIKING_TYPES_EN = {
     "never eat": FACT,
 }
 _HERE_AND_NOW_EN = re.compile(r"\b(?:this|that|it|you|today|tonight)\b", re.IGNORECASE)
-_ADDRESS_ME = re.compile(r"叫我|称呼我|喊我")
+# what to call the user (LABELS.md: style), not the name (我叫小林, "my name is Lex": a fact)
+_ADDRESS_ME = re.compile(r"叫我|称呼我|喊我|\b(?i:call|calling) me\s+[A-Z]")
 _HERE_AND_NOW = re.compile(r"[这那]|刚|今天|今晚|现在|你")
 _LIKING_TYPES = {"不喜欢": BOUNDARY, "不爱": PREFERENCE, "讨厌": BOUNDARY, "受不了": BOUNDARY, "害怕": FACT, "怕": FACT}
 
@@ -161,13 +162,19 @@ _MOMENT_EN = re.compile(
 )
 
 
+_MY_NAME = re.compile(r"\bmy name(?: is|'s)\b|我叫|我的名字", re.IGNORECASE)
+
+
 def _settle(c: Classification) -> Classification:
     """A "don't" about how replies look or sound (格式, 语气, 表情, 书面语) is conversation style:
-    the classifier leans to `boundary` for any 别/不要, and nothing here is protected. The moment's
+    the classifier leans to `boundary` for any 别/不要, and nothing here is protected. What to call the
+    user (call me Lex, 叫我阿杰) is style too, where the classifier said fact and no name is given. The moment's
     state ("I just got to work") is nothing to keep, however close to a fact it sounds."""
     if c.type is not None and (_MOMENT.match(c.text) or _MOMENT_EN.match(c.text)):
         return Classification(text=c.text, type=None, confidence=c.confidence)
     if c.type == BOUNDARY and _PRESENTATION.search(c.text) and not _PROTECTED.search(c.text):
+        return Classification(text=c.text, type=CONVERSATION_STYLE, confidence=c.confidence)
+    if c.type == FACT and _ADDRESS_ME.search(c.text) and not _MY_NAME.search(c.text):
         return Classification(text=c.text, type=CONVERSATION_STYLE, confidence=c.confidence)
     return c
 
