@@ -12,6 +12,11 @@ held-out: `.venv/bin/python -m bench.memory_eval.pair_data`.
   value beside its change.
 
 The sets after them (`sequences_fresh8+`, `recall/heldout6+`) stay out: they judge the model.
+
+The shipped files were written at 0742792. Cutting into facts reads the slots, and the nickname slot
+added since (b8a57e6) cuts one row differently ("I go by Jules now, nobody uses the old nickname." is
+now one fact), so a run today differs from `change_pairs_seq2.jsonl` in that row; the model was not
+refitted for it.
 """
 
 import argparse
@@ -22,6 +27,7 @@ from typing import Any
 
 from bench.memory_eval.changes_eval import Sequence_, load_sequences
 from bench.memory_eval.dataset import HERE, PROTOTYPES_PATH
+from bench.memory_eval.recall.run import load_dialogs
 
 from memchat.memories.extraction.embeddings import split_sentences
 from memchat.memories.language.content import clean_content
@@ -80,18 +86,15 @@ def sequence_rows(paths: Sequence[Path]) -> list[dict[str, Any]]:
 def dialog_rows(paths: Sequence[Path]) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     for path in paths:
-        for line in path.read_text(encoding="utf-8").splitlines():
-            if not line.strip():
-                continue
-            dialog = json.loads(line)
-            topic, keys, lang = f"{path.stem}:{dialog['id']}", dialog["key_turns"], dialog["lang"]
-            key = dialog["turns"][keys[0]]["user"]
-            if dialog["kind"] == "change" and len(keys) > 1:
-                change = dialog["turns"][keys[-1]]["user"]
+        for dialog in load_dialogs(path):
+            topic, keys, lang = f"{path.stem}:{dialog.id}", dialog.key_turns, dialog.lang
+            key = dialog.turns[keys[0]]["user"]
+            if dialog.kind == "change" and len(keys) > 1:
+                change = dialog.turns[keys[-1]]["user"]
                 rows.append({"id": f"{topic}:change", "lang": lang, "old": key, "new": change} | _rel("change", topic))
-            later = [i for i in range(keys[0] + 1, len(dialog["turns"])) if i not in keys]
+            later = [i for i in range(keys[0] + 1, len(dialog.turns)) if i not in keys]
             for i in later[::2]:
-                new = dialog["turns"][i]["user"]
+                new = dialog.turns[i]["user"]
                 rows.append({"id": f"{topic}:{i}", "lang": lang, "old": key, "new": new} | _rel("unrelated", topic))
     return rows
 

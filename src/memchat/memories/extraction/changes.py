@@ -73,7 +73,12 @@ def _model_may_decide(new: Statement, old: Statement) -> bool:
     """Where the pair classifier may turn the rules' `compatible` into a change or a paraphrase: not
     when both name a value for one slot (the slot patterns decide), nor when the new statement adds
     to what was said (also / too / 也 / 还: never a replacement)."""
-    return not (new.slots.keys() & old.slots.keys()) and not new.also
+    return not _share_a_slot(new, old) and not new.also
+
+
+def _share_a_slot(new: Statement, old: Statement) -> bool:
+    """Both name a value for one slot: the slot patterns decide between them."""
+    return bool(new.slots.keys() & old.slots.keys())
 
 
 _SENTENCE_END = re.compile(r"(?<=[。！？!?；;\n])")
@@ -222,8 +227,8 @@ def _anothers_fact(draft: MemoryDraft, who: str | None, new: Statement, memory: 
     """A fact about someone else beside a fact of the user's own: it never replaces or repeats it
     (我住在南京 / 我姐姐刚搬去了重庆), unless both fill one slot (我男朋友叫阿强 / 我现在的对象叫小林).
     Only between facts: "My ex is off limits" repeats the user's boundary, whoever it names."""
-    shared_slot = bool(new.slots.keys() & read.old.slots.keys())
-    return draft.type == FACT == memory.type and who is not None and read.who is None and not shared_slot
+    facts = draft.type == FACT == memory.type
+    return facts and who is not None and read.who is None and not _share_a_slot(new, read.old)
 
 
 def judge_candidate(
