@@ -20,6 +20,8 @@ from memchat.memories.language.slots import read_slots
         ("我叫小满，在昆明一家民宿做前台。", ["我叫小满。", "我在昆明一家民宿做前台。"]),  # after a name, another fact
         ("我今年二十九，在深圳做跨境电商。", ["我今年二十九。", "我在深圳做跨境电商。"]),  # an age in words
         ("我在绵阳，孩子在读幼儿园中班。", ["我在绵阳。", "我孩子在读幼儿园中班。"]),  # someone else's fact
+        ("我老公在银行上班，我在医院当护士。", ["我老公在银行上班。", "我在医院当护士。"]),  # each their own subject
+        ("我叫小林，我女儿叫朵朵，在上幼儿园。", ["我叫小林。", "我女儿叫朵朵，在上幼儿园。"]),
     ],
 )
 def test_a_statement_of_several_facts_is_cut_into_them(text: str, facts: list[str]) -> None:
@@ -33,6 +35,9 @@ def test_a_statement_of_several_facts_is_cut_into_them(text: str, facts: list[st
         "我喜欢猫，我也喜欢狗。",  # no slot: the classifier's sentence stays whole
         "I live in Denver, I love it there.",
         "My boyfriend Tyler and I have been together 3 years.",  # "and" joins two subjects
+        "我女朋友叫小雨，在读研。",  # the studies are the girlfriend's, not the user's
+        "我女儿叫朵朵，今年五岁，在上幼儿园。",  # all of it about the daughter
+        "我男朋友叫周明，是个程序员。",
     ],
 )
 def test_one_fact_stays_whole(text: str) -> None:

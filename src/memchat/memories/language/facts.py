@@ -42,6 +42,15 @@ _OTHER_SUBJECT = re.compile(
     r"|^(?:my|our)\s+(?:son|daughter|kids?|husband|wife|partner|boyfriend|girlfriend|mom|dad|brother|sister)\b",
     re.IGNORECASE,
 )
+# A clause that starts with who it is about (我, I, my...): it does not go on about the person before it.
+_OWN_SUBJECT = re.compile(r"^(?:我|i\b|i'm\b|my\b|we\b|we're\b|our\b)", re.IGNORECASE)
+
+
+def _about_someone_else(clause: str) -> bool:
+    """A clause about a relative or a partner (我女朋友叫小雨, my son's in daycare)."""
+    return bool(_OTHER_SUBJECT.match(re.sub(r"^我(?=家|[^家])", "", clause, count=1)))
+
+
 # Who one is (a name, an age): said in a few words, so what follows it is another fact.
 _IDENTITY = frozenset({"name", "age"})
 _SUBSTANTIVE = 4
@@ -75,6 +84,10 @@ def split_facts(text: str) -> list[str]:
         return [text]
     groups: list[tuple[list[str], set[str]]] = []
     for clause in clauses:
+        if groups and _about_someone_else(groups[-1][0][0]) and not _OWN_SUBJECT.match(clause):
+            # 我女儿叫朵朵，今年五岁: the age is the daughter's, and so is all that follows without a subject
+            groups[-1][0].append(clause)
+            continue
         slots = _slot_names(clause)
         new_slot = bool(slots) and bool(groups) and bool(groups[-1][1]) and not slots <= groups[-1][1]
         someone_else = bool(groups) and bool(_OTHER_SUBJECT.match(clause))
