@@ -17,6 +17,7 @@ from mcp import Client, ClientSession, MCPError
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import TextContent
 
+from memchat.mcp_tools import endpoint
 from memchat.settings import Settings
 from tests.conftest import Running, auth, chat, create_agent, serve_app, signup
 from tests.memories.support import Serve, serve_fixture  # noqa: F401
@@ -303,6 +304,27 @@ async def test_no_token_or_a_bad_one_is_refused(running: Running) -> None:
         async with mcp_session(running, "not-a-token"):
             pass
     assert refused.group_contains(MCPError, match="error response")
+
+
+async def test_first_requests_at_once_all_wait_for_the_one_server(
+    running: Running, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The SDK is imported and the server built on the first /mcp request, not at start: requests
+    that come at once all wait for that one build, and every one is answered."""
+    builds: list[int] = []
+    build = endpoint._build
+
+    def counted() -> Any:
+        builds.append(1)
+        return build()
+
+    monkeypatch.setattr(endpoint, "_build", counted)
+    token = await signup(running.client)
+    answers = await asyncio.gather(*(_tools_list(running, token) for _ in range(5)))
+    assert [a.status_code for a in answers] == [200] * 5
+    assert all({t["name"] for t in a.json()["result"]["tools"]} == TOOLS for a in answers)
+    assert (await _tools_list(running, token)).status_code == 200
+    assert builds == [1]
 
 
 class RoundRobin(httpx2.AsyncBaseTransport):

@@ -47,7 +47,7 @@ from memchat.llm.client import LLMClient
 from memchat.llm.local import LocalModelServer
 from memchat.llm.setup import build_llm
 from memchat.mcp_tools.endpoint import MCP_REQUEST_HEADERS, McpEndpoint
-from memchat.mcp_tools.tools import McpParts
+from memchat.mcp_tools.parts import McpParts
 from memchat.memories.extraction.pipeline import MemoryPipeline
 from memchat.memories.language.semantic import MemoryEmbeddings, build_memory_embeddings
 from memchat.memories.router import router as memories_router

@@ -60,3 +60,20 @@ async def test_a_refused_request_is_not_retried(client: LLMClient, upstream: Tes
         await client.open_reply(PROMPT)
     assert failure.value.code == "upstream_rejected"
     assert len(upstream.chat_requests) == 1
+
+
+async def test_the_sdk_calls_fail_with_the_streams_codes(client: LLMClient, upstream: TestUpstream) -> None:
+    """complete() goes through the openai SDK, imported on its first call: its errors map as the stream's."""
+    upstream.script(_failing(400))
+    with pytest.raises(UpstreamError) as refused:
+        await client.complete(PROMPT)
+    assert refused.value.code == "upstream_rejected"
+    nowhere = LLMClient(
+        base_url="http://127.0.0.1:9/v1", api_key="x", model="m", connect_timeout_s=2, read_timeout_s=2, max_retries=0
+    )
+    try:
+        with pytest.raises(UpstreamError) as unreachable:
+            await nowhere.complete(PROMPT)
+    finally:
+        await nowhere.aclose()
+    assert unreachable.value.code == "upstream_unreachable"

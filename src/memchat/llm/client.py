@@ -1,18 +1,18 @@
 """The upstream LLM: any OpenAI-compatible chat-completions endpoint.
 
 The streamed reply goes through aiohttp (memchat.llm.stream); non-streamed calls off the response
-path (extraction, summaries) through the openai SDK.
+path (extraction, summaries) through the openai SDK, imported on the first such call (its import
+is ~0.4 s of CPU that an app start, and a process that never makes one, need not pay).
 """
 
 import asyncio
+import importlib
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import aiohttp
-import openai
 import orjson
-from openai import AsyncOpenAI
 
 from memchat.errors import UpstreamError
 from memchat.llm.errors import (
@@ -31,6 +31,9 @@ from memchat.llm.stream import (
     retry_after_s,
 )
 from memchat.observability import metrics
+
+if TYPE_CHECKING:
+    from openai import AsyncOpenAI
 
 log = logging.getLogger("memchat.llm")
 
@@ -62,7 +65,6 @@ class LLMClient:
         self._resolve_base_url = resolve_base_url
         self._api_key = api_key
         self.model = model
-        self._timeout = openai.Timeout(read_timeout_s, connect=connect_timeout_s)
         self._read_timeout_s = read_timeout_s
         self._connect_timeout_s = connect_timeout_s
         self._http_session: aiohttp.ClientSession | None = None
@@ -94,11 +96,20 @@ class LLMClient:
             )
         return self._http_session, base_url
 
-    async def _sdk(self) -> AsyncOpenAI:
-        if self._client is None:
-            base_url = await self._url()
-            self._client = AsyncOpenAI(
-                base_url=base_url, api_key=self._api_key, timeout=self._timeout, max_retries=self._max_retries
+    async def _sdk(self) -> "AsyncOpenAI":
+        if self._client is not None:
+            return self._client
+        base_url = await self._url()
+        # the first time, ~0.4 s of imports: in a thread, so the event loop keeps serving streams
+        await asyncio.to_thread(importlib.import_module, "openai")
+        import openai
+
+        if self._client is None:  # two first calls at once: the first one back builds the client
+            self._client = openai.AsyncOpenAI(
+                base_url=base_url,
+                api_key=self._api_key,
+                timeout=openai.Timeout(self._read_timeout_s, connect=self._connect_timeout_s),
+                max_retries=self._max_retries,
             )
         return self._client
 
@@ -171,6 +182,8 @@ class LLMClient:
     async def complete(self, messages: list[dict[str, Any]], **extra: Any) -> str:
         """A non-streamed completion, for background work (LLM extraction, summaries)."""
         client = await self._sdk()
+        import openai  # loaded by _sdk()
+
         try:
             response = await client.chat.completions.create(
                 model=self.model,

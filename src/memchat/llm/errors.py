@@ -1,7 +1,12 @@
-"""How an upstream failure reaches the client: one mapping for the stream (aiohttp) and the SDK calls."""
+"""How an upstream failure reaches the client: one mapping for the stream (aiohttp) and the SDK calls.
+
+The openai SDK is imported only by the first SDK call (memchat.llm.client), so its exception classes
+are looked at only once it is loaded: before that no SDK error can exist.
+"""
+
+import sys
 
 import aiohttp
-import openai
 
 from memchat.errors import UpstreamError
 
@@ -49,14 +54,29 @@ def empty_reply_error() -> UpstreamError:
     return UpstreamError("the language model returned no text", status_code=502, code="upstream_empty")
 
 
-def upstream_error(exc: Exception) -> UpstreamError:
-    """Map a stream or SDK failure to the error the client sees (never the upstream's raw body)."""
-    if isinstance(exc, TimeoutError | openai.APITimeoutError):
+def _sdk_error(exc: Exception) -> UpstreamError | None:
+    """The mapping of an openai SDK error, or None for anything else."""
+    if "openai" not in sys.modules:
+        return None
+    import openai  # loaded already: no import cost here
+
+    if isinstance(exc, openai.APITimeoutError):  # (a subclass of APIConnectionError: first)
         return timeout_error()
-    if isinstance(exc, aiohttp.ClientConnectorError | aiohttp.InvalidURL | openai.APIConnectionError):
+    if isinstance(exc, openai.APIConnectionError):
         return unreachable_error()
     if isinstance(exc, openai.APIStatusError):
         return status_error(exc.status_code)
+    return None
+
+
+def upstream_error(exc: Exception) -> UpstreamError:
+    """Map a stream or SDK failure to the error the client sees (never the upstream's raw body)."""
+    if isinstance(exc, TimeoutError):
+        return timeout_error()
+    if isinstance(exc, aiohttp.ClientConnectorError | aiohttp.InvalidURL):
+        return unreachable_error()
+    if (sdk := _sdk_error(exc)) is not None:
+        return sdk
     if isinstance(exc, UpstreamEventTooLarge):
         return UpstreamError(
             f"the language model sent an event larger than {exc.limit} bytes",

@@ -8,7 +8,6 @@ duplicate memory, a full agent) come back as tool errors reading `<code>: <messa
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context, MCPServer
@@ -20,41 +19,19 @@ from memchat import __version__
 from memchat.agents.schemas import AgentOut
 from memchat.agents.service import list_agents as list_user_agents
 from memchat.agents.service import require_agent
-from memchat.background import BackgroundTasks
 from memchat.conversations import repository as conversations
 from memchat.conversations import service as conversation_service
 from memchat.conversations.schemas import ConversationList, MessageOut
-from memchat.db.engine import Database
 from memchat.errors import MemchatError, NotFound
+from memchat.mcp_tools.parts import CALLER_KEY, Caller
 from memchat.memories import repository as memory_repository
 from memchat.memories import service as memory_service
-from memchat.memories.extraction.pipeline import MemoryPipeline
 from memchat.memories.schemas import MemoryCreate, MemoryOut, MemoryPatch, MemoryStatus, MemoryType
 from memchat.schemas import CamelModel, ConversationOut
-from memchat.security import TokenCodec
-
-CALLER_KEY = "memchat.mcp_caller"
 
 Id = Annotated[str, Field(min_length=1, max_length=64)]
 Content = Annotated[str, Field(min_length=1, max_length=2000)]
 Importance = Annotated[int, Field(ge=1, le=5, description="1 (trivia) to 5 (essential)")]
-
-
-@dataclass(frozen=True)
-class McpParts:
-    """What the tools work with, given by the app's lifespan."""
-
-    db: Database
-    tokens: TokenCodec
-    background: BackgroundTasks
-    memory: MemoryPipeline
-    max_memories: int
-
-
-@dataclass(frozen=True)
-class Caller:
-    user_id: str
-    parts: McpParts
 
 
 class AgentList(CamelModel):
