@@ -1,4 +1,5 @@
-"""What an app start costs: the SDKs memchat uses only on demand are not imported by it.
+"""What an app start costs: the SDKs memchat uses only on demand are not imported by it, and the
+cyclic GC, off while `memchat serve` starts (memchat.cli.main), is on once the app has started.
 
 `mcp` (the /mcp server, built on the first /mcp request) and `openai` (the non-streamed calls and
 the OpenAI embedder, imported on first use) are ~0.9 s of CPU together, paid by every `memchat
@@ -14,7 +15,8 @@ ON_DEMAND = ("mcp", "openai")
 
 # A fresh interpreter: the test process itself has imported both long ago.
 START = """
-import asyncio, json, sys
+import asyncio, gc, json, sys
+gc.disable()  # as memchat.cli.main does
 from memchat.app import create_app
 from memchat.settings import Settings
 
@@ -26,13 +28,14 @@ async def main() -> None:
     after_import = sorted(name for name in {on_demand!r} if name in sys.modules)
     async with app.router.lifespan_context(app):
         started = sorted(name for name in {on_demand!r} if name in sys.modules)
-    print(json.dumps({{"after_import": after_import, "started": started}}))
+        gc_on = gc.isenabled()
+    print(json.dumps({{"after_import": after_import, "started": started, "gc_on": gc_on}}))
 
 asyncio.run(main())
 """
 
 
-def test_an_app_start_imports_neither_mcp_nor_openai(sqlite_url: str, tmp_path: Path) -> None:
+def test_an_app_start_imports_neither_mcp_nor_openai_and_turns_the_gc_on(sqlite_url: str, tmp_path: Path) -> None:
     done = subprocess.run(
         [sys.executable, "-c", START.format(on_demand=ON_DEMAND), sqlite_url, str(tmp_path)],
         capture_output=True,
@@ -42,4 +45,4 @@ def test_an_app_start_imports_neither_mcp_nor_openai(sqlite_url: str, tmp_path: 
     )
     assert done.returncode == 0, done.stderr
     loaded = json.loads(done.stdout.strip().splitlines()[-1])
-    assert loaded == {"after_import": [], "started": []}
+    assert loaded == {"after_import": [], "started": [], "gc_on": True}

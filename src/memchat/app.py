@@ -292,6 +292,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             # and every open stream's next chunk comes that much late (bench figure 4).
             gc.collect()
             gc.freeze()
+        # `memchat serve` starts with the cyclic GC off (memchat.cli.main): on, now that the start's
+        # long-lived objects are made (a no-op where it was on)
+        gc.enable()
         mcp_parts = McpParts(db, state.tokens, background, state.chat.memory, settings.limits.max_memories_per_agent)
         try:
             async with mcp.serving(mcp_parts):

@@ -6,6 +6,7 @@ granian (a Rust HTTP server) serves the same ASGI app; its workers are always ch
 the app is built in each from the environment, as uvicorn's are when there is more than one.
 """
 
+import gc
 import os
 from collections.abc import Callable
 from typing import Any, Literal
@@ -52,10 +53,14 @@ def serve(
     settings: Settings, options: dict[str, Any], *, workers: int, server: ServerKind, migrate: Callable[[], Any]
 ) -> None:
     """Run the app until stopped. More than one process, or granian, builds the app in each worker:
-    the database is migrated here once (when asked) and the workers are told not to."""
+    the database is migrated here once (when asked) and the workers are told not to.
+
+    memchat.cli.main starts with the cyclic GC off (start-up makes objects that stay): the app's
+    lifespan turns it on once started; a process that only supervises workers, here at once."""
     if server == "uvicorn" and workers == 1:
         run_uvicorn(settings, options, workers)
         return
+    gc.enable()
     if settings.database.migrate_on_start:
         migrate()  # once, here, not in every worker at the same time
     os.environ["MEMCHAT_MIGRATE_ON_START"] = "false"
