@@ -50,6 +50,13 @@ def _relation(old: str, new: str) -> str:
         ("We rent an apartment in Fresno.", "We bought a little house in Modesto this spring."),  # where home is
         ("My teammates call me Ace.", "Since the tournament the team calls me Lucky."),  # what others call one
         ("My friends call me Bear.", "I go by Ray now."),
+        ("I live in Austin.", "Finally unpacked the last boxes at our new place in Portland."),  # a new home's city
+        ("I rent a studio in Queens.", "Signed a lease on a two-bedroom in Jersey City."),
+        ("我住在杭州滨江。", "上个月搬家了，我现在住苏州工业园区。"),  # 住 without 在, before a district
+        ("I work the day shift at the warehouse.", "They moved me to nights, 10pm to 6am."),  # the shift one works
+        ("I work nights at a gas station.", "They put me on days now, 7 to 7."),
+        ("我上的是早班，早上六点到下午两点。", "这周开始排的是中班。"),
+        ("我是夜班保安。", "队长给我换成白班了。"),
     ],
 )
 def test_changes_of_mind_contradict(old: str, new: str) -> None:
@@ -75,6 +82,10 @@ def test_changes_of_mind_contradict(old: str, new: str) -> None:
         ("My cousin is studying nursing in Ohio.", "I'm studying history."),  # the cousin's major
         ("My name is Margaret.", "Everybody calls me Peggy."),  # a nickname beside the name
         ("I live in Tulsa.", "My sister bought a house in Denver."),  # her home, not mine
+        ("我住在青岛。", "出差这几天我住酒店里面，还挺干净。"),  # a hotel is no city
+        ("我上夜班。", "我老公上白班。"),  # his shift, not mine
+        ("我上夜班。", "每天早上得赶早班地铁回家。"),  # the early train is no shift
+        ("我有肾结石，前年疼得在地上打滚。", "那次疼起来直冒冷汗，到现在想起来还后怕。"),  # 到现在: nothing changed
     ],
 )
 def test_compatible_facts_stay_apart(old: str, new: str) -> None:

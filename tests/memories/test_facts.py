@@ -22,6 +22,10 @@ from memchat.memories.language.slots import read_slots
         ("我在绵阳，孩子在读幼儿园中班。", ["我在绵阳。", "我孩子在读幼儿园中班。"]),  # someone else's fact
         ("我老公在银行上班，我在医院当护士。", ["我老公在银行上班。", "我在医院当护士。"]),  # each their own subject
         ("我叫小林，我女儿叫朵朵，在上幼儿园。", ["我叫小林。", "我女儿叫朵朵，在上幼儿园。"]),
+        (
+            "我是急诊科护士，上夜班，晚上十点到早上六点。",
+            ["我是急诊科护士。", "我上夜班，晚上十点到早上六点。"],
+        ),  # job, shift
     ],
 )
 def test_a_statement_of_several_facts_is_cut_into_them(text: str, facts: list[str]) -> None:

@@ -37,7 +37,11 @@ _CITY = re.compile(
 _CITY_DISTRICT = re.compile(
     rf"(?:住在|搬到了?|搬去了?|搬回了?|定居在)([{_CJK}]{{2,3}}?)(?=[{_CJK}]{{1,3}}(?:区|县|镇)|[{_CJK}]{{2}}[，。！!,.]|的)"
     rf"|(?<!现)(?<!正)在([{_CJK}]{{2,3}}?)(?=[{_CJK}]{{1,3}}(?:区|县)(?:工作|上班|生活|租房|住))"
+    rf"|住(?![院了过得])([{_CJK}]{{2,3}}?)(?=[{_CJK}]{{1,3}}(?:区|县|镇)[，。！!,.]?)"  # 我现在住苏州工业园区
 )
+# the shift one works (上夜班, 白班, 大夜): not the early bus (赶早班地铁, 晚班车)
+_SHIFT = re.compile(r"(?<![赶坐搭乘])([早中晚夜白])班(?![车机地公飞轮])|(大夜|小夜)")
+_SHIFT_NAMES = {"大夜": "夜", "小夜": "晚"}
 _NOT_PLACES = set("外面 家里 公司 学校 宿舍 路上 医院 这里 那里 哪里 老家 上班 工作 家 学习".split())
 _TITLE = (
     r"(?:师|员|生|家|工|手|者|医生|护士|老板|会计|司机|律师|警察|模特|主播|博主|自由职业|店长|长|顾问|经理|主管|总监"
@@ -166,7 +170,7 @@ def read_slots(text: str) -> tuple[dict[str, frozenset[str]], str]:
         if _positive(rest, m.start()):
             put("name", m.group(1))
     for m in (*_CITY.finditer(rest), *_CITY_DISTRICT.finditer(rest)):
-        place = m.group(1) or m.group(2)
+        place = m.group(1) or m.group(2) or (m.group(3) if m.re is _CITY_DISTRICT else None)
         if place not in _NOT_PLACES and _positive(rest, m.start()):
             put(_whose("city", rest, m.start()), place)
     for m in _CAR.finditer(rest):
@@ -175,6 +179,10 @@ def read_slots(text: str) -> tuple[dict[str, frozenset[str]], str]:
             put(_whose("car", rest, m.start()), car)
     for m in _JOB.finditer(rest):
         put("job", m.group(1))
+    for m in _SHIFT.finditer(rest):
+        if _positive(rest, m.start()):
+            shift = m.group(1) or m.group(2)
+            put(_whose("shift", rest, m.start()), _SHIFT_NAMES.get(shift, shift))
     for m in _WORKPLACE.finditer(rest):
         put(_whose("job", rest, m.start()), m.group(2))
         if m.group(1) and m.group(3) and m.group(1) not in _NOT_PLACES:  # 在长沙一家广告公司上班: the city too

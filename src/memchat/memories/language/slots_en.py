@@ -40,6 +40,27 @@ _HOME_IN = re.compile(
     rf"\b(?i:(?:i|we)\s+(?:\w+\s+)?(?:rent|rented|are renting|'re renting|bought|own|got|found|share)\s+"
     rf"(?:a|an|our|my)\s+(?:\w+\s+)?(?:place|house|home|apartment|flat|condo|studio|townhouse|duplex)\s+in)\s+{_PLACE}"
 )
+# a new home named by where it is: "our new place in Portland", "signed a lease on a two-bedroom in Jersey City"
+_NEW_HOME_IN = re.compile(
+    rf"\b(?i:(?:our|my)\s+new\s+(?:place|house|home|apartment|flat|condo|studio|townhouse)"
+    rf"|(?:signed|got)\s+a\s+lease\s+on\s+(?:a|an)\s+(?:[\w-]+\s+){{0,2}}?[\w-]+)\s+in\s+{_PLACE}"
+)
+# the shift one works: "the night shift", "graveyard shift", "I work nights", "they put me on days"
+_SHIFT = re.compile(
+    r"\b(?i:(day|night|morning|early|late|evening|overnight|graveyard|swing|afternoon)[- ]shifts?"
+    r"|(?:work|working|worked|on|to|onto)\s+(nights|days|overnights))\b"
+)
+_SHIFT_NAMES = {
+    "days": "day",
+    "nights": "night",
+    "overnight": "night",
+    "overnights": "night",
+    "graveyard": "night",
+    "early": "morning",
+    "late": "evening",
+    "swing": "evening",
+    "afternoon": "evening",
+}
 # "... and moved to Seattle" anywhere, unless someone else moved ("my best friend moved to Chicago")
 _MOVED_TO = re.compile(rf"\b(?i:moved|relocated)\s+(?i:back\s+|over\s+|out\s+)?(?i:to)\s+{_PLACE}")
 _SOMEONE_ELSE = re.compile(
@@ -222,7 +243,7 @@ def read_slots_en(text: str) -> dict[str, set[str]]:
     introduced = _IM_NAME.search(text)
     if introduced is not None and introduced.group(1) not in _NOT_NAMES:
         put("name", introduced.group(1))
-    for pattern in (_CITY, _CITY_BASED, _CITY_NEAR, _HOME_IN):
+    for pattern in (_CITY, _CITY_BASED, _CITY_NEAR, _HOME_IN, _NEW_HOME_IN):
         for m in pattern.finditer(text):
             if _positive(text, m.start()):
                 put("city", m.group(1))
@@ -231,6 +252,10 @@ def read_slots_en(text: str) -> dict[str, set[str]]:
             put("city", m.group(1))
     for m in _CAR.finditer(text):
         put("car", m.group(1).split()[0])
+    for m in _SHIFT.finditer(text):
+        if _positive(text, m.start()) and not _SOMEONE_ELSE.search(text[max(0, m.start() - 40) : m.start()]):
+            shift = (m.group(1) or m.group(2)).lower()
+            put("shift", _SHIFT_NAMES.get(shift, shift))
     for m in _SCHOOL.finditer(text):
         put("school", m.group(1))
     for m in _HOMETOWN.finditer(text):
