@@ -31,6 +31,12 @@ from tests.upstream import TestUpstream
 # `seed-v1` profile, here and in every `memchat serve` they start; tests of the default profile say
 # `profile="standard"` (or set MEMCHAT_PROFILE) themselves.
 os.environ.setdefault("MEMCHAT_PROFILE", "seed-v1")
+# Password hashes at argon2's cheapest cost, here and in every `memchat serve` and CLI command the
+# tests start: the default cost (~0.2 s of CPU per sign-up, login and password change) was a large
+# part of the suite's CPU. tests/auth/test_password_hash.py holds the default and both costs.
+os.environ.setdefault("MEMCHAT_PASSWORD_HASH_TIME_COST", "1")
+os.environ.setdefault("MEMCHAT_PASSWORD_HASH_MEMORY_KIB", "8")
+os.environ.setdefault("MEMCHAT_PASSWORD_HASH_PARALLELISM", "1")
 
 
 # which tests share a worker under pytest-xdist, and in what order the units are handed out

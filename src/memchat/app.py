@@ -61,7 +61,7 @@ from memchat.openai_compat.errors import install_openai_error_shape
 from memchat.openai_compat.router import router as openai_router
 from memchat.probes import model_problem, storage_problem
 from memchat.schemas import CamelModel
-from memchat.security import TokenCodec, resolve_jwt_secret
+from memchat.security import Passwords, TokenCodec, resolve_jwt_secret
 from memchat.settings import Settings
 from memchat.web import default_dist_dir, mount_console
 
@@ -77,6 +77,7 @@ class AppState:
     settings: Settings
     db: Database
     tokens: TokenCodec
+    passwords: Passwords
     login_throttle: LoginGuard
     background: BackgroundTasks
     chat: ChatServices
@@ -254,6 +255,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 settings.auth.ttl_s,
                 settings.auth.algorithm,
             ),
+            passwords=Passwords(settings.password_hash),
             login_throttle=FallbackLoginThrottle(shared) if shared is not None else LoginThrottle(),
             background=background,
             chat=build_chat_services(settings, db, llm, embeddings, background, shared),

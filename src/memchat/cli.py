@@ -236,6 +236,7 @@ def user_create(
     """Create a user; the email and password are checked as sign-up checks them."""
     from memchat.auth.schemas import SignupRequest
     from memchat.auth.service import create_user
+    from memchat.security import Passwords
 
     secret = _password(password, password_stdin)
     try:
@@ -243,8 +244,11 @@ def user_create(
     except ValidationError as exc:
         _fail(_invalid(exc))
 
-    async def _create(_settings: Settings, session: "AsyncSession") -> tuple[str, str]:
-        user = await create_user(session, email=body.email, password=body.password, display_name=body.display_name)
+    async def _create(settings: Settings, session: "AsyncSession") -> tuple[str, str]:
+        passwords = Passwords(settings.password_hash)
+        user = await create_user(
+            session, passwords, email=body.email, password=body.password, display_name=body.display_name
+        )
         return user.email, user.id
 
     created_email, user_id = _run(lambda: _in_session(_create, write=True))
@@ -308,6 +312,7 @@ def user_passwd(email: str, password: PasswordOption = None, password_stdin: Pas
     from memchat.auth.repository import get_user_by_email
     from memchat.auth.schemas import PasswordReset
     from memchat.auth.service import normalize_email, set_password
+    from memchat.security import Passwords
 
     secret = _password(password, password_stdin)
     try:
@@ -315,11 +320,11 @@ def user_passwd(email: str, password: PasswordOption = None, password_stdin: Pas
     except ValidationError as exc:
         _fail(_invalid(exc))
 
-    async def _passwd(_settings: Settings, session: "AsyncSession") -> None:
+    async def _passwd(settings: Settings, session: "AsyncSession") -> None:
         user = await get_user_by_email(session, normalize_email(email))
         if user is None:
             raise CommandFailed(f"no user {email}")
-        await set_password(session, user.id, body.password)
+        await set_password(session, Passwords(settings.password_hash), user.id, body.password)
 
     _run(lambda: _in_session(_passwd, write=True))
     typer.echo(f"changed the password of {email}; its earlier login tokens are refused from now on")

@@ -13,7 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from memchat.background import BackgroundTasks
 from memchat.db.engine import Database
 from memchat.limits.throttle import LoginGuard
-from memchat.security import TokenCodec
+from memchat.security import Passwords, TokenCodec
 from memchat.settings import Settings
 
 T = TypeVar("T")
@@ -34,6 +34,7 @@ AppSettings = Annotated[Settings, Depends(_part("settings", Settings))]
 Db = Annotated[Database, Depends(_part("db", Database))]
 Tokens = Annotated[TokenCodec, Depends(_part("tokens", TokenCodec))]
 Throttle = Annotated[LoginGuard, Depends(_part("login_throttle", LoginGuard))]
+PasswordHashing = Annotated[Passwords, Depends(_part("passwords", Passwords))]
 Background = Annotated[BackgroundTasks, Depends(_part("background", BackgroundTasks))]
 
 

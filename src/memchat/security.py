@@ -1,7 +1,6 @@
 """Password hashing (argon2) and bearer tokens (HS256 JWT, sub = user id)."""
 
 import asyncio
-import functools
 import secrets
 from pathlib import Path
 
@@ -11,31 +10,39 @@ from argon2.exceptions import InvalidHashError, VerificationError
 
 from memchat.clock import now_ms
 from memchat.errors import Unauthorized
-from memchat.settings import AuthSettings
-
-_hasher = PasswordHasher()
+from memchat.settings import AuthSettings, PasswordHashSettings
 
 
-@functools.cache
-def _dummy_hash() -> str:
-    """Verified against when the email is unknown, so both failures cost the same time. Made on the
-    first login of either kind (not at import: a hash costs a CLI command or a start-up ~0.1 s)."""
-    return _hasher.hash(secrets.token_hex(16))
+class Passwords:
+    """argon2id password hashes at the configured cost (MEMCHAT_PASSWORD_HASH_*; argon2-cffi's
+    defaults unless set). A hash names its own parameters, so one made at another cost still verifies.
+    Hashing runs in a thread: it takes ~0.2 s of CPU at the default cost."""
 
+    def __init__(self, cost: PasswordHashSettings):
+        self._hasher = PasswordHasher(
+            time_cost=cost.time_cost, memory_cost=cost.memory_kib, parallelism=cost.parallelism
+        )
+        self._dummy: str | None = None
 
-async def hash_password(password: str) -> str:
-    return await asyncio.to_thread(_hasher.hash, password)
+    def _dummy_hash(self) -> str:
+        """Verified against when the email is unknown, so both failures cost the same time. Made on the
+        first login of either kind (not at start: a hash costs a CLI command or a start-up ~0.2 s)."""
+        if self._dummy is None:
+            self._dummy = self._hasher.hash(secrets.token_hex(16))
+        return self._dummy
 
+    async def hash(self, password: str) -> str:
+        return await asyncio.to_thread(self._hasher.hash, password)
 
-async def verify_password(password_hash: str | None, password: str) -> bool:
-    def _verify() -> bool:
-        dummy = _dummy_hash()  # on every path, so the first login costs the same whoever it names
-        try:
-            return _hasher.verify(password_hash or dummy, password) and password_hash is not None
-        except (VerificationError, InvalidHashError):
-            return False
+    async def verify(self, password_hash: str | None, password: str) -> bool:
+        def _verify() -> bool:
+            dummy = self._dummy_hash()  # on every path, so the first login costs the same whoever it names
+            try:
+                return self._hasher.verify(password_hash or dummy, password) and password_hash is not None
+            except (VerificationError, InvalidHashError):
+                return False
 
-    return await asyncio.to_thread(_verify)
+        return await asyncio.to_thread(_verify)
 
 
 def resolve_jwt_secret(auth: AuthSettings, data_dir: Path) -> str:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from pydantic import AliasChoices, BaseModel, Field, field_validator
+from pydantic import AliasChoices, BaseModel, Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DEFAULT_DATA_DIR = Path("data")
@@ -264,6 +264,22 @@ class AuthSettings(_Group):
     ttl_s: int = Field(default=30 * 24 * 3600, ge=60)
 
 
+class PasswordHashSettings(_Group):
+    """The argon2id cost of a new password hash; the defaults are argon2-cffi's (a hash names its own)."""
+
+    model_config = SettingsConfigDict(env_prefix=f"{_PREFIX}PASSWORD_HASH_")
+
+    time_cost: int = Field(default=3, ge=1, description="argon2 passes over the memory")
+    memory_kib: int = Field(default=65_536, ge=8, description="argon2 memory per hash, KiB")
+    parallelism: int = Field(default=4, ge=1, le=255, description="argon2 lanes (threads) per hash")
+
+    @model_validator(mode="after")
+    def _memory_fits_the_lanes(self) -> "PasswordHashSettings":
+        if self.memory_kib < 8 * self.parallelism:
+            raise ValueError("MEMCHAT_PASSWORD_HASH_MEMORY_KIB must be at least 8 KiB per lane (8 * PARALLELISM)")
+        return self
+
+
 class HttpSettings(_Group):
     cors_origins: list[str] = Field(default_factory=list, description="empty: CORS off")
     web_dist_dir: Path | None = Field(default=None, description="built console; default: ./web/dist")
@@ -320,6 +336,7 @@ class Settings(BaseModel):
     embeddings: EmbeddingsSettings
     limits: LimitSettings
     auth: AuthSettings
+    password_hash: PasswordHashSettings
     http: HttpSettings
     observability: ObservabilitySettings
 
@@ -333,6 +350,7 @@ class Settings(BaseModel):
         "embeddings": EmbeddingsSettings,
         "limits": LimitSettings,
         "auth": AuthSettings,
+        "password_hash": PasswordHashSettings,
         "http": HttpSettings,
         "observability": ObservabilitySettings,
     }

@@ -11,21 +11,27 @@ from memchat.auth.schemas import (
     SignupRequest,
     UserOut,
 )
-from memchat.deps import ReadSession, Throttle, Tokens, WriteSession
+from memchat.deps import PasswordHashing, ReadSession, Throttle, Tokens, WriteSession
 from memchat.schemas import ErrorBody
 
 router = APIRouter(tags=["auth"])
 
 
 @router.post("/api/auth/signup", status_code=status.HTTP_201_CREATED)
-async def signup(body: SignupRequest, session: WriteSession, tokens: Tokens) -> AuthResponse:
-    user = await service.create_user(session, email=body.email, password=body.password, display_name=body.display_name)
+async def signup(
+    body: SignupRequest, session: WriteSession, tokens: Tokens, passwords: PasswordHashing
+) -> AuthResponse:
+    user = await service.create_user(
+        session, passwords, email=body.email, password=body.password, display_name=body.display_name
+    )
     return AuthResponse(token=tokens.issue(user.id), user=UserOut.model_validate(user))
 
 
 @router.post("/api/auth/login")
-async def login(body: LoginRequest, session: ReadSession, tokens: Tokens, throttle: Throttle) -> AuthResponse:
-    user = await service.authenticate(session, throttle, email=body.email, password=body.password)
+async def login(
+    body: LoginRequest, session: ReadSession, tokens: Tokens, throttle: Throttle, passwords: PasswordHashing
+) -> AuthResponse:
+    user = await service.authenticate(session, throttle, passwords, email=body.email, password=body.password)
     return AuthResponse(token=tokens.issue(user.id), user=UserOut.model_validate(user))
 
 
@@ -45,7 +51,12 @@ async def me(user: CurrentUser) -> UserOut:
     },
 )
 async def change_password(
-    body: PasswordChangeRequest, user: LoginUser, session: WriteSession, throttle: Throttle, tokens: Tokens
+    body: PasswordChangeRequest,
+    user: LoginUser,
+    session: WriteSession,
+    throttle: Throttle,
+    tokens: Tokens,
+    passwords: PasswordHashing,
 ) -> AuthResponse:
     """Set a new password (8 to 1024 characters, as at sign-up), given the current one.
 
@@ -54,7 +65,7 @@ async def change_password(
     as login does, for the client that changed it. API keys stay valid.
     """
     valid_from_ms = await service.change_password(
-        session, throttle, user, current_password=body.current_password, new_password=body.new_password
+        session, throttle, passwords, user, current_password=body.current_password, new_password=body.new_password
     )
     return AuthResponse(token=tokens.issue(user.id, issued_at_ms=valid_from_ms), user=UserOut.model_validate(user))
 

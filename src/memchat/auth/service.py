@@ -21,7 +21,7 @@ from memchat.errors import Conflict, Forbidden, NotFound, TooManyRequests, Unaut
 from memchat.limits.throttle import LoginGuard
 from memchat.models import User
 from memchat.schemas import AgentProfile, CamelModel
-from memchat.security import TokenCodec, check_token_current, hash_password, verify_password
+from memchat.security import Passwords, TokenCodec, check_token_current
 
 E = TypeVar("E", bound=CamelModel)
 
@@ -30,14 +30,16 @@ def normalize_email(email: str) -> str:
     return email.strip().lower()
 
 
-async def create_user(session: AsyncSession, *, email: str, password: str, display_name: str | None) -> User:
+async def create_user(
+    session: AsyncSession, passwords: Passwords, *, email: str, password: str, display_name: str | None
+) -> User:
     email = normalize_email(email)
     if await repository.get_user_by_email(session, email) is not None:
         raise Conflict("an account with this email already exists", code="email_taken")
     try:
         async with session.begin_nested():
             return await repository.insert_user(
-                session, email=email, password_hash=await hash_password(password), display_name=display_name
+                session, email=email, password_hash=await passwords.hash(password), display_name=display_name
             )
     except IntegrityError as exc:  # a concurrent signup won the unique index
         raise Conflict("an account with this email already exists", code="email_taken") from exc
@@ -51,12 +53,14 @@ async def _throttled(throttle: LoginGuard, email: str) -> None:
         )
 
 
-async def authenticate(session: AsyncSession, throttle: LoginGuard, *, email: str, password: str) -> User:
+async def authenticate(
+    session: AsyncSession, throttle: LoginGuard, passwords: Passwords, *, email: str, password: str
+) -> User:
     """One answer for unknown email and wrong password, with the same argon2 cost for both."""
     email = normalize_email(email)
     await _throttled(throttle, email)
     user = await repository.get_user_by_email(session, email)
-    if not await verify_password(user.password_hash if user else None, password) or user is None:
+    if not await passwords.verify(user.password_hash if user else None, password) or user is None:
         await throttle.record_failure(email)
         raise Unauthorized("wrong email or password", code="invalid_credentials")
     await throttle.record_success(email)
@@ -72,10 +76,10 @@ async def user_for_token(session: AsyncSession, codec: TokenCodec, token: str) -
     return user
 
 
-async def set_password(session: AsyncSession, user_id: str, password: str) -> int:
+async def set_password(session: AsyncSession, passwords: Passwords, user_id: str, password: str) -> int:
     """Sets the password and ends every login token issued before now (they are refused with 401
     `token_revoked`); API keys stay. Returns that moment (ms): a token issued at it is valid."""
-    password_hash = await hash_password(password)
+    password_hash = await passwords.hash(password)
     cutoff = now_ms()
     if not await repository.update_password_hash(session, user_id, password_hash, tokens_valid_after_ms=cutoff):
         raise NotFound("no such user", code="user_not_found")
@@ -83,17 +87,23 @@ async def set_password(session: AsyncSession, user_id: str, password: str) -> in
 
 
 async def change_password(
-    session: AsyncSession, throttle: LoginGuard, user: User, *, current_password: str, new_password: str
+    session: AsyncSession,
+    throttle: LoginGuard,
+    passwords: Passwords,
+    user: User,
+    *,
+    current_password: str,
+    new_password: str,
 ) -> int:
     """The current password proves it is the user and not only their token; guesses count as
     failed logins (a stolen token must not become a way around the login throttle). Returns the
     moment from which tokens are valid (set_password)."""
     await _throttled(throttle, user.email)
-    if not await verify_password(user.password_hash, current_password):
+    if not await passwords.verify(user.password_hash, current_password):
         await throttle.record_failure(user.email)
         raise Forbidden("the current password is wrong", code="wrong_password")
     await throttle.record_success(user.email)
-    return await set_password(session, user.id, new_password)
+    return await set_password(session, passwords, user.id, new_password)
 
 
 async def delete_user(session: AsyncSession, user_id: str) -> None:
