@@ -116,7 +116,7 @@ PAIRS = [*itertools.combinations_with_replacement(KINDS, 2), ("edit", "edit", "e
 
 async def _race(urls: list[str], token: str, agent_id: str, db: Database, rounds: int) -> None:
     broken: list[str] = []
-    async with httpx.AsyncClient(timeout=30) as client:
+    async with httpx.AsyncClient(timeout=30, verify=False) as client:
         for n in range(rounds):
             for kinds in PAIRS:
                 conversation_id, codes = await _round(client, urls, token, agent_id, kinds, n)

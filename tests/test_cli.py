@@ -79,7 +79,7 @@ async def test_migrate_user_create_and_token(fresh_sqlite: dict[str, str], tmp_p
     )
     server, task, base_url = await start_server(create_app(settings))
     try:
-        async with httpx.AsyncClient(base_url=base_url) as client:
+        async with httpx.AsyncClient(base_url=base_url, verify=False) as client:
             me = await client.get("/api/me", headers=auth(token.stdout.strip()))
             assert me.status_code == 200
             assert me.json()["email"] == "cli@example.com"
@@ -104,7 +104,7 @@ def test_openapi_command_prints_the_schema(fresh_sqlite: dict[str, str]) -> None
 
 async def test_console_is_served_with_spa_fallback(running_console: tuple[str, Path]) -> None:
     base_url, dist = running_console
-    async with httpx.AsyncClient(base_url=base_url) as client:
+    async with httpx.AsyncClient(base_url=base_url, verify=False) as client:
         assert (await client.get("/")).text == "<html>console</html>"
         assert (await client.get("/agents/123/chat")).text == "<html>console</html>"
         asset = await client.get("/assets/app.js")

@@ -70,7 +70,7 @@ async def test_a_retry_on_another_instance_while_the_first_streams_is_409(
     instances: list[Server], db: Database, upstream: TestUpstream
 ) -> None:
     a, b = instances
-    async with httpx.AsyncClient(timeout=30) as client:
+    async with httpx.AsyncClient(timeout=30, verify=False) as client:
         token, agent = await first_user(a)
         upstream.script(Reply(deltas=["慢", "慢说"], hold_after=1))
         body = chat_body(agent["id"], "你好", message_id="m-1")
@@ -98,7 +98,7 @@ async def test_regenerates_sent_to_both_instances_at_once_leave_one_live_reply(
     instances: list[Server], db: Database, upstream: TestUpstream
 ) -> None:
     a, b = instances
-    async with httpx.AsyncClient(timeout=30) as client:
+    async with httpx.AsyncClient(timeout=30, verify=False) as client:
         token, agent = await first_user(a)
         upstream.script(Reply(text="原来的"), Reply(deltas=["新", "的"], hold_after=1), Reply(text="又一个"))
         first = await client.post(f"{a.url}/api/chat", json=chat_body(agent["id"], "讲个笑话"), headers=auth(token))
@@ -117,7 +117,7 @@ async def test_restarting_one_instance_leaves_the_others_turn_alone_and_a_killed
     instances: list[Server], db: Database, upstream: TestUpstream
 ) -> None:
     a, b = instances
-    async with httpx.AsyncClient(timeout=30) as client:
+    async with httpx.AsyncClient(timeout=30, verify=False) as client:
         token, agent = await first_user(a)
         upstream.script(Reply(deltas=["还在", "说"], hold_after=1))
         body = chat_body(agent["id"], "在吗", message_id="m-live")
@@ -156,7 +156,7 @@ async def state_once_settled(db: Database, content: str, within_s: float = 20.0)
 
 async def first_user(server: Server) -> tuple[str, dict[str, object]]:
     """A user and an agent, made through one instance (the factories in conftest take a bound client)."""
-    async with httpx.AsyncClient(base_url=server.url, timeout=30) as bound:
+    async with httpx.AsyncClient(base_url=server.url, timeout=30, verify=False) as bound:
         token = await signup(bound)
         return token, await create_agent(bound, token)
 
@@ -166,7 +166,7 @@ async def test_the_chat_rate_limit_holds_across_instances_with_redis(
 ) -> None:
     async with started(postgres_url, upstream, tmp_path, **REDIS, MEMCHAT_CHAT_RATE_LIMIT_PER_MINUTE="5") as servers:
         token, agent = await first_user(servers[0])
-        async with httpx.AsyncClient(timeout=30) as client:
+        async with httpx.AsyncClient(timeout=30, verify=False) as client:
             statuses = []
             for i in range(12):  # round robin, as a load balancer would
                 server = servers[i % 2]
@@ -183,9 +183,9 @@ async def test_the_login_throttle_holds_across_instances_with_redis(
 ) -> None:
     async with started(postgres_url, upstream, tmp_path, **REDIS) as servers:
         email = f"guess-{os.urandom(4).hex()}@example.com"
-        async with httpx.AsyncClient(base_url=servers[0].url, timeout=30) as bound:
+        async with httpx.AsyncClient(base_url=servers[0].url, timeout=30, verify=False) as bound:
             await signup(bound, email, password="the-right-one")
-        async with httpx.AsyncClient(timeout=30) as client:
+        async with httpx.AsyncClient(timeout=30, verify=False) as client:
             statuses = []
             for i in range(10):
                 response = await client.post(
@@ -229,7 +229,7 @@ async def test_two_workers_on_postgresql_with_redis_answer_and_store_every_turn(
         token, agent = await first_user(server)
         upstream.script(*(Reply(text=f"回答{i}") for i in range(6)))
         for i in range(6):  # a new connection each time: the workers share the socket
-            async with httpx.AsyncClient(timeout=30) as client:
+            async with httpx.AsyncClient(timeout=30, verify=False) as client:
                 response = await client.post(
                     f"{server.url}/api/chat", json=chat_body(agent["id"], f"问题{i}"), headers=auth(token)
                 )
@@ -246,7 +246,7 @@ async def test_three_instances_sent_the_same_message_at_once_answer_it_once(
         token, agent = await first_user(servers[0])
         upstream.script(Reply(text="一次就好", delay_ms=30))
         body = chat_body(agent["id"], "同一句话", message_id="m-three")
-        async with httpx.AsyncClient(timeout=30) as client:
+        async with httpx.AsyncClient(timeout=30, verify=False) as client:
             responses = await asyncio.gather(
                 *(client.post(f"{s.url}/api/chat", json=body, headers=auth(token)) for s in servers for _ in range(3))
             )
@@ -274,7 +274,7 @@ async def test_a_reply_streamed_by_one_instance_is_resumed_and_stopped_through_a
     async with started(postgres_url, upstream, tmp_path, **REDIS) as servers:
         a, b = servers
         token, agent = await first_user(a)
-        async with httpx.AsyncClient(timeout=30) as client:
+        async with httpx.AsyncClient(timeout=30, verify=False) as client:
             # resume on B while A streams: the same parts from the first, live to the end
             upstream.script(Reply(deltas=["一", "二", "三"], hold_after=1))
             posted: list[str] = []
@@ -332,7 +332,7 @@ async def test_a_second_instance_without_redis_refuses_to_start(
             assert second.process is not None
             assert second.process.wait(timeout=30) != 0
         # the first one was never disturbed
-        async with httpx.AsyncClient(base_url=first.url, timeout=30) as client:
+        async with httpx.AsyncClient(base_url=first.url, timeout=30, verify=False) as client:
             assert (await client.get("/healthz")).status_code == 200
         # killed, it is not in the way of the next start (a restart after a crash)
         first.kill()

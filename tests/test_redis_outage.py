@@ -103,7 +103,7 @@ async def test_redis_down_degrades_or_answers_503_and_recovers_without_a_5xx(
 ) -> None:
     server = await _serve(postgres_url, upstream, tmp_path, redis)
     try:
-        async with httpx.AsyncClient(base_url=server.url, timeout=30) as client:
+        async with httpx.AsyncClient(base_url=server.url, timeout=30, verify=False) as client:
             tokens = {name: await signup(client, f"{name}@example.com", password="password-1") for name in "abcd"}
             agents = {name: (await create_agent(client, token))["id"] for name, token in tokens.items()}
             warm = await client.post("/api/chat", json=chat_body(agents["a"], "你好"), headers=auth(tokens["a"]))
@@ -161,7 +161,7 @@ async def test_redis_killed_and_restarted_under_a_load_answers_no_5xx_and_loses_
     progress = asyncio.Condition()
     done = asyncio.Event()
     try:
-        async with httpx.AsyncClient(base_url=server.url, timeout=30) as client:
+        async with httpx.AsyncClient(base_url=server.url, timeout=30, verify=False) as client:
             users = []
             for n in range(4):
                 token = await signup(client, f"load{n}@example.com", password="password-1")

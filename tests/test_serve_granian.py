@@ -20,7 +20,7 @@ async def test_granian_streams_a_turn_and_stores_both_messages(
     server = Server(env, free_port(), tmp_path / "granian.log", args=("--server", "granian"))
     await server.start()
     try:
-        async with httpx.AsyncClient(base_url=server.url, timeout=30) as client:
+        async with httpx.AsyncClient(base_url=server.url, timeout=30, verify=False) as client:
             token = await signup(client)
             agent = await create_agent(client, token)
             upstream.script(Reply(text="你好，周末愉快"))

@@ -63,7 +63,7 @@ async def test_a_stalled_owner_stores_nothing_and_does_not_end_as_a_success(
         upstream.script(Reply(deltas=["旧", "的回答"], hold_after=1), Reply(text="新的回答"))
         path = "/api/chat" if wire == "plain" else "/api/ui/chat"
         body = chat_body(str(agent["id"]), "你好", message_id="m-1")
-        async with httpx.AsyncClient(timeout=30) as client:
+        async with httpx.AsyncClient(timeout=30, verify=False) as client:
             async with client.stream("POST", f"{a.url}{path}", json=body, headers=auth(token)) as stalled:
                 chunks = stalled.aiter_text()
                 seen = ""
@@ -114,7 +114,7 @@ async def test_a_stop_that_reaches_no_owner_takes_the_turn_and_the_owner_stores_
         token, agent = await first_user(a)
         upstream.script(Reply(deltas=["旧", "的回答"], hold_after=1), Reply(text="重答"))
         body = chat_body(str(agent["id"]), "你好", message_id="m-1")
-        async with httpx.AsyncClient(timeout=30) as client:
+        async with httpx.AsyncClient(timeout=30, verify=False) as client:
             async with client.stream("POST", f"{a.url}/api/chat", json=body, headers=auth(token)) as stalled:
                 chunks = stalled.aiter_text()
                 assert "旧" in await anext(chunks)
@@ -172,7 +172,7 @@ async def test_a_regenerate_racing_a_save_held_open_past_the_lease_leaves_one_li
         token, agent = await first_user(a)
         upstream.script(Reply(deltas=["旧", "的回答"], hold_after=1), Reply(text="重新生成的回答"))
         body = chat_body(str(agent["id"]), "你好", message_id="m-1")
-        async with httpx.AsyncClient(timeout=30) as client:
+        async with httpx.AsyncClient(timeout=30, verify=False) as client:
             async with client.stream("POST", f"{a.url}/api/chat", json=body, headers=auth(token)) as first:
                 chunks = first.aiter_text()
                 assert "旧" in await anext(chunks)

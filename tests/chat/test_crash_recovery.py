@@ -27,7 +27,7 @@ async def reply_state_once_settled(db: Database, content: str, within_s: float =
 
 
 async def test_kill_mid_stream_then_restart(server: Server, database_url: str, upstream: TestUpstream) -> None:
-    async with httpx.AsyncClient(base_url=server.url, timeout=30) as client:
+    async with httpx.AsyncClient(base_url=server.url, timeout=30, verify=False) as client:
         token = await signup(client)
         agent = await create_agent(client, token)
         # one full turn first, then pretend its extraction never ran (a crash right after the save)
@@ -54,7 +54,7 @@ async def test_kill_mid_stream_then_restart(server: Server, database_url: str, u
     await server.start()
     # the killed instance's lease runs out and an instance that is alive marks the turn interrupted
     assert await reply_state_once_settled(db, "最后一句话") == "interrupted"
-    async with httpx.AsyncClient(base_url=server.url, timeout=30) as client:
+    async with httpx.AsyncClient(base_url=server.url, timeout=30, verify=False) as client:
         history = (await client.get(f"/api/agents/{agent['id']}/messages", headers=auth(token))).json()["messages"]
         assert [(m["role"], m["parts"][0]["text"]) for m in history] == [
             ("user", "我喜欢海边"),

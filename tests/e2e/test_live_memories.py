@@ -42,7 +42,9 @@ def background_server(e2e_dir: Path, upstream: Upstream) -> Iterator[Server]:
 
 
 def slow_embedder(upstream: Upstream, delay_ms: int) -> None:
-    httpx.post(f"{upstream.control_url}/embeddings", json={"delayMs": delay_ms}, timeout=5).raise_for_status()
+    httpx.post(
+        f"{upstream.control_url}/embeddings", json={"delayMs": delay_ms}, timeout=5, verify=False
+    ).raise_for_status()
 
 
 def test_a_memory_made_in_the_background_shows_in_the_side_panel_without_another_turn(

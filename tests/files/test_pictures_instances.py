@@ -18,7 +18,7 @@ async def test_a_picture_sent_on_one_instance_is_served_and_sent_upstream_by_ano
 ) -> None:
     async with (
         started(postgres_url, upstream, tmp_path, MEMCHAT_LLM_IMAGES="true") as (a, b),
-        httpx.AsyncClient(timeout=30) as client,
+        httpx.AsyncClient(timeout=30, verify=False) as client,
     ):
         token, agent = await first_user(a)
         upstream.script(Reply(text="绿色的。"), Reply(text="还是那张绿色的。"))

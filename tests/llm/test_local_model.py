@@ -146,7 +146,7 @@ def local_settings(database_url: str, tmp_path: Path) -> Settings:
 async def running_local(local_settings: Settings) -> AsyncIterator[Running]:
     app = create_app(local_settings)
     server, task, base_url = await start_server(app)
-    async with httpx.AsyncClient(base_url=base_url, timeout=READY_TIMEOUT_S + 60) as client:
+    async with httpx.AsyncClient(base_url=base_url, timeout=READY_TIMEOUT_S + 60, verify=False) as client:
         yield Running(app=app, client=client, base_url=base_url)
     server.should_exit = True
     await task

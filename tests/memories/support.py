@@ -23,7 +23,7 @@ async def serve_fixture(settings: Settings) -> AsyncIterator[Serve]:
     async def _serve(**overrides: Any) -> Running:
         app = create_app(settings.replace(**overrides))
         server, task, base_url = await start_server(app)
-        client = httpx.AsyncClient(base_url=base_url, timeout=60)
+        client = httpx.AsyncClient(base_url=base_url, timeout=60, verify=False)
         started.append((server, task, client))
         return Running(app=app, client=client, base_url=base_url)
 

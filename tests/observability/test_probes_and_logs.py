@@ -58,7 +58,7 @@ async def test_json_logs_carry_the_request_id_and_leave_out_probes_and_secrets(
     server = Server(env, free_port(), log, args=("--migrate", "--log-level", "info"))
     await server.start()
     try:
-        async with httpx.AsyncClient(base_url=server.url, timeout=30) as client:
+        async with httpx.AsyncClient(base_url=server.url, timeout=30, verify=False) as client:
             token = await signup(client, password="a secret password 9")
             agent = await create_agent(client, token)
             for _ in range(3):
