@@ -3,10 +3,11 @@
 
 Every user turn of the recall benchmark's dialogs (bench/memory_eval/recall/dialogs.jsonl) is
 extracted as the server does it after a stored turn: the classifier (`EmbeddingExtractor.extract`),
-revisions of earlier memories, and the plan against the agent's memories so far (`plan_candidates`
-with supersede), each dialog its own agent; the write is simulated in memory as changes_eval does.
-Reports wall and CPU time per turn (p50, p95, mean) and the memories per dialog. The extraction runs
-in the background after commit point 2, never before the reply's first byte.
+revisions of earlier memories (by the cue words and slots, then by the pair classifier), and the
+plan against the agent's memories so far (`plan_candidates` with supersede), each dialog its own
+agent; the write is simulated in memory as changes_eval does. Reports wall and CPU time per turn
+(p50, p95, mean) and the memories per dialog. The extraction runs in the background after commit
+point 2, never before the reply's first byte.
 """
 
 import argparse
@@ -18,7 +19,7 @@ from pathlib import Path
 
 from bench.memory_eval.changes_eval import SAID_AT_MS, Store, _apply
 
-from memchat.memories.extraction.changes import Changes, revisions
+from memchat.memories.extraction.changes import Changes, model_revisions, revisions
 from memchat.memories.extraction.embeddings import EmbeddingExtractor
 from memchat.memories.extraction.planning import plan_candidates
 from memchat.memories.language.dedupe import DEFAULT_DUPLICATE_THRESHOLD
@@ -51,6 +52,7 @@ async def measure(path: Path) -> dict[str, float]:
             started, started_cpu = time.perf_counter(), time.process_time()
             candidates = await extractor.extract(text)
             candidates = [*candidates, *revisions(text, candidates, store.memories)]
+            candidates = [*candidates, *await model_revisions(text, candidates, store.memories, embeddings)]
             plan = await plan_candidates(candidates, "embeddings", list(store.memories), embeddings, changes=changes)
             wall.append((time.perf_counter() - started) * 1000)
             cpu.append((time.process_time() - started_cpu) * 1000)

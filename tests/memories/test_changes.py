@@ -57,6 +57,11 @@ def _relation(old: str, new: str) -> str:
         ("I work nights at a gas station.", "They put me on days now, 7 to 7."),
         ("我上的是早班，早上六点到下午两点。", "这周开始排的是中班。"),
         ("我是夜班保安。", "队长给我换成白班了。"),
+        ("我男朋友叫阿杰，是个健身教练。", "我们俩上个月和平分了，最近在跟一个叫何屿的男生约会。"),  # a new partner
+        ("我女朋友叫小雨。", "我跟小周在一起了。"),
+        ("My girlfriend Naomi works at the club too.", "We ended things last month, no drama."),  # a break-up
+        ("My boyfriend Sam is a chef.", "I'm dating a guy named Theo now."),
+        ("I drive a 2009 Volvo wagon.", "I traded it in for a used Prius."),  # the car one traded for
     ],
 )
 def test_changes_of_mind_contradict(old: str, new: str) -> None:
@@ -84,6 +89,7 @@ def test_changes_of_mind_contradict(old: str, new: str) -> None:
         ("I live in Tulsa.", "My sister bought a house in Denver."),  # her home, not mine
         ("我住在青岛。", "出差这几天我住酒店里面，还挺干净。"),  # a hotel is no city
         ("我上夜班。", "我老公上白班。"),  # his shift, not mine
+        ("My boyfriend Sam is a chef.", "We never broke up, despite the long distance."),
         ("我上夜班。", "每天早上得赶早班地铁回家。"),  # the early train is no shift
         ("我有肾结石，前年疼得在地上打滚。", "那次疼起来直冒冷汗，到现在想起来还后怕。"),  # 到现在: nothing changed
     ],
@@ -200,3 +206,18 @@ def test_a_statement_naming_only_what_the_memory_named_repeats_it() -> None:
     assert not repeats("Radiohead is my favorite band.", "Radiohead isn't my favorite band anymore")  # negated
     assert not repeats("I'm 29", "I turned 30 last week")  # a new number
     assert not repeats("I love hiking", "hiking every weekend lately")  # no name: the classifier decides
+
+
+@pytest.mark.parametrize(
+    ("text", "partner"),
+    [
+        ("我们俩上个月和平分了。", {"分手"}),
+        ("我闺蜜跟她男朋友分手了。", None),  # her break-up
+        ("我们吵架了，差点分手了。", None),  # nearly
+        ("We ended things last month. Now I'm seeing Beatriz.", {"(break-up)", "beatriz"}),
+        ("My sister and her husband broke up.", None),
+        ("We never broke up.", None),
+    ],
+)
+def test_a_break_up_and_a_new_partner_fill_the_partner_slot(text: str, partner: set[str] | None) -> None:
+    assert read_slots(text)[0].get("name:partner") == (frozenset(partner) if partner else None)

@@ -54,3 +54,27 @@ async def test_a_change_the_classifier_drops_still_supersedes(embeddings: Memory
 async def test_a_remark_near_a_memory_changes_nothing(embeddings: MemoryEmbeddings, first: str, second: str) -> None:
     _, superseded = await _said_after(embeddings, first, second)
     assert superseded == []
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        ("我是吃素的，肉一口不碰。", "为了补蛋白，我现在开始吃鱼和鸡胸肉了。"),
+        (
+            "I've been fully plant-based for three years.",
+            "I'm not doing the whole plant thing anymore, I eat eggs and fish again.",
+        ),
+    ],
+)
+async def test_a_change_said_as_one_is_taken_on_a_weaker_reading(
+    embeddings: MemoryEmbeddings, first: str, second: str
+) -> None:
+    """A statement that says something changed (现在, anymore) replaces the memory the pair
+    classifier most likely reads it as changing, on a weaker reading than a plain statement needs."""
+    _, superseded = await _said_after(embeddings, first, second)
+    assert superseded == ["m1"]
+
+
+async def test_a_change_cue_with_also_adds(embeddings: MemoryEmbeddings) -> None:
+    _, superseded = await _said_after(embeddings, "I have a cat named Mochi.", "Now I also have a dog named Rex.")
+    assert superseded == []

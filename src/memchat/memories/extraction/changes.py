@@ -31,7 +31,7 @@ from memchat.memories.language.people import someone_else
 from memchat.memories.language.rules import rule_importance
 from memchat.memories.language.semantic import MemoryEmbeddings, first_person
 from memchat.memories.language.topics import same_topic
-from memchat.memories.types import FACT, MemoryDraft, StoredMemory
+from memchat.memories.types import FACT, PREFERENCE, MemoryDraft, StoredMemory
 
 ChangesMode = Literal["merge", "supersede"]
 MAX_FACTS_PER_TURN = 4
@@ -218,6 +218,12 @@ REPLACE_THRESHOLD = 0.5
 """The pair classifier's probability (change + paraphrase) at which a candidate replaces the memory
 it is most likely to replace, where the slots and cue words found no relation (`language.relations`;
 chosen on the development pairs: see bench/memory_eval/RESULTS.md)."""
+CUE_CHANGE_THRESHOLD = 0.2
+"""The same for a change alone, when the statement says that something changed (a cue word, not also
+/ too / 也 / 还) and the memory is a fact or a preference: "Traded in the Jeep for a Model 3" after "Got an old
+Jeep Wrangler" (chosen on the development change sets fresh3-11: bench/memory_eval/README.md; a
+negation as the cue retired an allergy on "couldn't stop scratching", and 现在吃饭轻松多了 a wish
+not to hear about calories, on a development recall set)."""
 
 
 def _model_choice(
@@ -230,8 +236,9 @@ def _model_choice(
     embeddings: MemoryEmbeddings | None,
 ) -> tuple[str, str] | None:
     """(memory id, CONTRADICTS or SAME): the one memory the pair classifier says the candidate
-    changes or repeats (probabilities of both together at least `REPLACE_THRESHOLD`), among the
-    memories about the same person (`who`); None without a model or vectors."""
+    changes or repeats (probabilities of both together at least `REPLACE_THRESHOLD`, or of a change
+    at least `CUE_CHANGE_THRESHOLD` when the candidate says something changed), among the memories
+    about the same person (`who`); None without a model or vectors."""
     if embeddings is None or vector is None or embeddings.relations is None:
         return None
     import numpy as np  # the `embeddings` extra, present whenever there are embeddings
@@ -251,6 +258,11 @@ def _model_choice(
     replace = p[:, RELATIONS.index(CHANGE)] + p[:, RELATIONS.index(PARAPHRASE)]
     best = int(np.argmax(replace))
     if float(replace[best]) < REPLACE_THRESHOLD:
+        change = p[:, RELATIONS.index(CHANGE)]
+        best = int(np.argmax(change))
+        weak = new.changed and not new.also and olds[best][0].type in (FACT, PREFERENCE)
+        if weak and float(change[best]) >= CUE_CHANGE_THRESHOLD:
+            return olds[best][0].id, CONTRADICTS  # it says something changed, and this is what most likely did
         return None
     changed = p[best, RELATIONS.index(CHANGE)] >= p[best, RELATIONS.index(PARAPHRASE)]
     if changed and _names_only_repeated(new, olds[best][1]):

@@ -98,6 +98,15 @@ _EVENT = re.compile(
     r"(今天|明天|后天|(?:下下|下|这|本)?(?:个)?(?:周|星期|礼拜)[一二三四五六日天末]|(?:下个?月)?\d{1,2}[号日])"
 )
 # leaving a job, or a business of one's own: a new value of `job` (辞职了 / 开了家烘焙店)
+# a new partner (最近在跟一个叫何屿的男生约会, 跟小周在一起了) and a break-up (我们俩上个月和平分了):
+# both give `name:partner` a value, so the partner named before is replaced
+_NEW_PARTNER = re.compile(
+    rf"(?:跟|和)(?:一个)?叫({_WORD}{{1,4}}?)的(?:男生|女生|男孩|女孩|姑娘|小伙子?|男的|女的|人)(?:约会|在一起|谈|处)"
+    rf"|(?:跟|和)(?![我他她一])([{_CJK}]{{2,3}}?)(?:约会|谈恋爱|在一起了|处对象)"
+)
+_BREAK_UP = re.compile(
+    r"(?:我们|俩|我(?:跟|和)[他她])[^，。！!,.]{0,6}?(?<!差点)(?<!快)(?<!要)(?:和平)?分(?:手)?了|(?<!差点)(?<!快)(?<!要)分手了"
+)
 _QUIT_JOB = re.compile(r"辞职|离职|辞了职|裸辞|不干了|被裁|失业了|退休了")
 _OWN_BUSINESS = re.compile(rf"(?:开了?(?:一)?(?:家|个|间)|自己开)([{_CJK}]{{1,6}}?(?:店|馆|公司|工作室|餐厅|铺))")
 # a weekly class or practice, the day before or after it (每周二晚上去上拳击课 / 拳击课改到每周四)
@@ -191,6 +200,11 @@ def read_slots(text: str) -> tuple[dict[str, frozenset[str]], str]:
         put("city", m.group(1))
     for m in _MARRIES.finditer(rest):
         put("name:partner", m.group(1) or m.group(2))
+    for m in _NEW_PARTNER.finditer(rest):
+        if _positive(rest, m.start()):
+            put("name:partner", m.group(1) or m.group(2))
+    if (broke := _BREAK_UP.search(rest)) is not None and _whose("x", rest, broke.start()) == "x":
+        put("name:partner", "分手")
     for m in _MAJOR.finditer(rest):
         put("major", m.group(1))
     for m in _AGE.finditer(rest):

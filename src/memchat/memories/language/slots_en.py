@@ -61,6 +61,20 @@ _SHIFT_NAMES = {
     "swing": "evening",
     "afternoon": "evening",
 }
+# the partner's name ("my girlfriend Naomi", "now I'm seeing Beatriz", "dating a guy named Theo") and
+# a break-up ("we ended things", "I broke up with him"): both fill `name:partner`, so a new one replaces
+_PARTNER_NAMED = re.compile(
+    rf"\b(?i:my\s+(?:new\s+)?(?:girlfriend|boyfriend|partner|fianc[ée]e?|wife|husband))"
+    rf",?\s+(?:(?i:is\s+)?(?i:named|called)\s+)?{_NAME_WORD}"
+)
+_DATING = re.compile(
+    rf"\b(?i:(?:i'm|i am|i've been|i have been|started|been)\s+(?:now\s+)?(?:seeing|dating))\s+"
+    rf"(?:(?i:an?\s+[\w-]+\s+(?:named|called)\s+))?{_NAME_WORD}"
+)
+_BREAK_UP = re.compile(
+    r"\b(?:we|i)\s+(?:\w+\s+)?(broke up|split up|ended things|called it quits)\b|\bwe're\s+(done|over)\b",
+    re.IGNORECASE,
+)
 # "... and moved to Seattle" anywhere, unless someone else moved ("my best friend moved to Chicago")
 _MOVED_TO = re.compile(rf"\b(?i:moved|relocated)\s+(?i:back\s+|over\s+|out\s+)?(?i:to)\s+{_PLACE}")
 _SOMEONE_ELSE = re.compile(
@@ -68,7 +82,8 @@ _SOMEONE_ELSE = re.compile(
     re.IGNORECASE,
 )
 _CAR = re.compile(
-    r"(?:\b(?i:i|we)\s+(?:\w+\s+)?(?i:drive|bought|got|own|lease|picked up)\b[^.!?;]{0,40}?"
+    r"(?:\b(?i:i|we)\s+(?:\w+\s+)?(?i:drive|bought|got|own|lease|picked up|traded|switched|upgraded|replaced)\b"
+    r"[^.!?;]{0,40}?"
     r"|\b(?i:my|our)\s+(?:(?i:old|new|used|trusty|\d{4})\s+)*)\b"
     r"(Honda|Toyota|Ford|Tesla|Subaru|Chevy|Chevrolet|Nissan|Mazda|Hyundai|Kia|BMW|Audi|Jeep|Volkswagen|VW|Volvo|"
     r"Mercedes|Lexus|Dodge|GMC|Prius|Civic|Corolla|Camry|Rivian)\b"
@@ -252,6 +267,13 @@ def read_slots_en(text: str) -> dict[str, set[str]]:
             put("city", m.group(1))
     for m in _CAR.finditer(text):
         put("car", m.group(1).split()[0])
+    for m in (*_PARTNER_NAMED.finditer(text), *_DATING.finditer(text)):
+        if m.group(1) not in _NOT_NAMES and _positive(text, m.start()):
+            put("name:partner", m.group(1))
+    if (broke := _BREAK_UP.search(text)) is not None and _positive(
+        text, broke.start(1) if broke.group(1) else broke.start(2)
+    ):
+        put("name:partner", "(break-up)")
     for m in _SHIFT.finditer(text):
         if _positive(text, m.start()) and not _SOMEONE_ELSE.search(text[max(0, m.start() - 40) : m.start()]):
             shift = (m.group(1) or m.group(2)).lower()
