@@ -120,6 +120,8 @@ class TestUpstream:
     def script(self, *replies: Reply) -> None:
         with self._lock:
             self._queue.extend(replies)
+        if any(r.hold_after is not None for r in replies):
+            self._release.clear()  # a new held reply waits for its own release(), not an earlier one's
 
     def release(self) -> None:
         self._release.set()
