@@ -6,7 +6,15 @@ from typing import Any
 import pytest
 
 from tests.e2e.conftest import Account, Screenshots, Server, Upstream
-from tests.e2e.support import chat_turn, create_agent, history, message_items, open_chat, send_message
+from tests.e2e.support import (
+    chat_turn,
+    create_agent,
+    history,
+    message_items,
+    open_chat,
+    send_message,
+    wait_for,
+)
 
 pytestmark = pytest.mark.e2e
 expect = pytest.importorskip("playwright.sync_api").expect
@@ -127,7 +135,9 @@ def test_upstream_failure_shows_the_error_and_keeps_the_message(
     upstream.script({"text": "收到啦，刚才网络不好。"})
     page.get_by_test_id("regenerate").click()
     expect(message_items(page).last).to_contain_text("收到啦，刚才网络不好。")
-    assert [m["role"] for m in history(server, account.token, agent_id)] == ["user", "assistant"]
+    # the page shows the reply as it streams; it is stored when the stream ends
+    roles = lambda: [m["role"] for m in history(server, account.token, agent_id)]  # noqa: E731
+    wait_for(lambda: roles() == ["user", "assistant"], "the retried reply stored once")
 
 
 def test_stop_then_regenerate_the_last_reply(
