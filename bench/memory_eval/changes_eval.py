@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 
 from bench.memory_eval.dataset import HERE
 
-from memchat.memories.extraction.changes import Changes, model_revisions, revisions
+from memchat.memories.extraction.changes import Changes, with_revisions
 from memchat.memories.extraction.embeddings import EmbeddingExtractor
 from memchat.memories.extraction.planning import ExtractionPlan, most_similar, plan_candidates, plan_operations
 from memchat.memories.language.dedupe import DEFAULT_DUPLICATE_THRESHOLD
@@ -132,8 +132,7 @@ async def _say(mode: str, store: Store, text: str, origin: int, embeddings: Memo
     changes = Changes("supersede" if mode.startswith("supersede") else "merge", SAID_AT_MS)
     candidates = await embeddings.extractor.extract(text)
     if changes.supersede:
-        candidates = [*candidates, *revisions(text, candidates, store.memories)]
-        candidates = [*candidates, *await model_revisions(text, candidates, store.memories, embeddings)]
+        candidates = await with_revisions(text, candidates, store.memories, embeddings)
     plan = await plan_candidates(candidates, "embeddings", list(store.memories), embeddings, changes=changes)
     _apply(store, plan, origin)
 

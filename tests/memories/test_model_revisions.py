@@ -5,7 +5,7 @@ a remark near a memory changes nothing."""
 
 import pytest
 
-from memchat.memories.extraction.changes import Changes, model_revisions, revisions
+from memchat.memories.extraction.changes import Changes, with_revisions
 from memchat.memories.extraction.planning import plan_candidates
 from memchat.memories.language.semantic import MemoryEmbeddings
 from tests.memories.support import local_embeddings, stored  # noqa: F401  (the `embeddings` fixture)
@@ -15,8 +15,7 @@ async def _said_after(embeddings: MemoryEmbeddings, first: str, second: str) -> 
     """(what the classifier kept of `second`, the memories `second` superseded), `first` stored."""
     known = await stored(embeddings, first)
     kept = await embeddings.extractor.extract(second)
-    candidates = [*kept, *revisions(second, kept, known)]
-    candidates += await model_revisions(second, candidates, known, embeddings)
+    candidates = await with_revisions(second, kept, known, embeddings)
     plan = await plan_candidates(candidates, "embeddings", known, embeddings, changes=Changes("supersede"))
     return [c.content for c in kept], [m for add in plan.adds for m in add.supersedes]
 

@@ -9,10 +9,10 @@ the day of its event, resolved from when the user said it. Pure apart from readi
 """
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import date
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from memchat.clock import now_ms
 from memchat.memories.language.conflicts import (
@@ -32,6 +32,9 @@ from memchat.memories.language.rules import rule_importance
 from memchat.memories.language.semantic import MemoryEmbeddings, first_person
 from memchat.memories.language.topics import same_topic
 from memchat.memories.types import FACT, PREFERENCE, MemoryDraft, StoredMemory
+
+if TYPE_CHECKING:
+    from memchat.memories.language.embedder import Matrix
 
 ChangesMode = Literal["merge", "supersede"]
 MAX_FACTS_PER_TURN = 4
@@ -84,22 +87,27 @@ def _share_a_slot(new: Statement, old: Statement) -> bool:
 _SENTENCE_END = re.compile(r"(?<=[。！？!?；;\n])")
 
 
+def _dropped_facts(user_text: str, candidates: Sequence[MemoryDraft]) -> Iterator[tuple[str, str]]:
+    """(fact, its clean content) for each fact of the message, in order, that no candidate holds."""
+    taken = {c.content for c in candidates}
+    for sentence in (p.strip() for p in _SENTENCE_END.split(user_text)):
+        for fact in split_facts(sentence) if sentence else []:
+            if (content := clean_content(fact)) is not None and content not in taken:
+                yield fact, content
+
+
 def revisions(user_text: str, candidates: Sequence[MemoryDraft], known: Sequence[StoredMemory]) -> list[MemoryDraft]:
     """Sentences the classifier did not keep that change an active memory (我现在不喝咖啡了): kept,
     with the type of the memory they change, up to the per-turn limit. Only the cue words and slots
     decide here; `model_revisions` adds the pair classifier's reading for sentences that say a change."""
     found: list[MemoryDraft] = []
-    taken = {c.content for c in candidates}
-    sentences = (p.strip() for p in _SENTENCE_END.split(user_text))
-    for sentence in (fact for s in sentences if s for fact in split_facts(s)):
-        content = clean_content(sentence)
-        if content is None or content in taken or len(candidates) + len(found) >= MAX_FACTS_PER_TURN:
+    for fact, content in _dropped_facts(user_text, candidates):
+        if any(f.content == content for f in found) or len(candidates) + len(found) >= MAX_FACTS_PER_TURN:
             continue
         new = statement(content)
         changed = next((m for m in known if relation(new, statement(m.content)) == CONTRADICTS), None)
         if changed is not None:
-            found.append(MemoryDraft(changed.type, content, rule_importance(sentence)))
-            taken.add(content)
+            found.append(MemoryDraft(changed.type, content, rule_importance(fact)))
     return found
 
 
@@ -123,45 +131,44 @@ async def model_revisions(
     if embeddings is None or not known:
         return []
     await embeddings.prepare_topics()  # loads the pair classifier
-    if embeddings.relations is None:
+    if embeddings.relations is None or all(m.vector(embeddings.model) is None for m in known):
         return []
     import numpy as np
 
-    from memchat.memories.extraction.pairs import rows_for
     from memchat.memories.language.relations import CHANGE, RELATIONS
 
     budget = MAX_FACTS_PER_TURN - len(candidates)
-    taken = {c.content for c in candidates}
-    contents: list[str] = []
-    for sentence in (p.strip() for p in _SENTENCE_END.split(user_text)):
-        for fact in split_facts(sentence) if sentence else []:
-            content = clean_content(fact)
-            if content is not None and content not in taken and content not in contents:
-                contents.append(content)
-    olds = [(m, v) for m in known if (v := m.vector(embeddings.model)) is not None]
-    if budget <= 0 or not contents or not olds:
+    contents = list(dict.fromkeys(content for _, content in _dropped_facts(user_text, candidates)))
+    if budget <= 0 or not contents:
         return []
     found: list[MemoryDraft] = []
     for content, vector in zip(contents, await embeddings.passages(contents), strict=True):
         new = statement(content)
         if new.also or not (new.changed or new.negative) or len(found) >= budget:
             continue  # it has to say that something changed or stopped: a remark near a memory does not
+        _, readings = _readings(embeddings, new, content, vector, known)
         who = someone_else(first_person(content))
-        topic = _topic_scores(vector, content, embeddings)
-        similarities = embeddings.scores(vector, [v for _, v in olds])
-        readings = [
-            read_pair(embeddings, new, topic, m.content, v, float(sim))
-            for (m, v), sim in zip(olds, similarities, strict=True)
-        ]
-        mine = [i for i, r in enumerate(readings) if r.who == who]
-        if not mine:
+        read = _pair_probabilities(embeddings, content, vector, who, known, readings)
+        if read is None:
             continue
-        rows = rows_for(embeddings, content, vector, [readings[i] for i in mine], [olds[i][1] for i in mine])
-        p = embeddings.relations.probabilities(rows)[:, RELATIONS.index(CHANGE)]
-        best = int(np.argmax(p))
-        if float(p[best]) >= MODEL_REVISION_THRESHOLD:
-            found.append(MemoryDraft(olds[mine[best]][0].type, content, rule_importance(content)))
+        olds, p = read
+        change = p[:, RELATIONS.index(CHANGE)]
+        best = int(np.argmax(change))
+        if float(change[best]) >= MODEL_REVISION_THRESHOLD:
+            found.append(MemoryDraft(olds[best][0].type, content, rule_importance(content)))
     return found
+
+
+async def with_revisions(
+    user_text: str,
+    candidates: Sequence[MemoryDraft],
+    known: Sequence[StoredMemory],
+    embeddings: MemoryEmbeddings | None,
+) -> list[MemoryDraft]:
+    """The classifier's candidates and the sentences it dropped that change an active memory: by the
+    cue words and slots (`revisions`), then by the pair classifier (`model_revisions`)."""
+    found = [*candidates, *revisions(user_text, candidates, known)]
+    return [*found, *await model_revisions(user_text, found, known, embeddings)]
 
 
 def supersedes_for_update(new_content: str, old: StoredMemory) -> bool:
@@ -196,6 +203,23 @@ class Reading:
     old: Statement
     same_topic: bool | None
     verdict: str  # SAME, CONTRADICTS or COMPATIBLE
+
+
+def _readings(
+    embeddings: MemoryEmbeddings | None,
+    new: Statement,
+    content: str,
+    vector: bytes | None,
+    known: Sequence[StoredMemory],
+) -> tuple[list[float | None], list[Reading]]:
+    """The vectors' similarity of `content` to each active memory, and the rules' reading of each pair."""
+    topic = _topic_scores(vector, content, embeddings)
+    similarities = _similarities(vector, known, embeddings)
+    readings = [
+        read_pair(embeddings, new, topic, m.content, m.vector(embeddings.model) if embeddings else None, similarity)
+        for m, similarity in zip(known, similarities, strict=True)
+    ]
+    return similarities, readings
 
 
 def read_pair(
@@ -243,18 +267,12 @@ def _model_choice(
         return None
     import numpy as np  # the `embeddings` extra, present whenever there are embeddings
 
-    from memchat.memories.extraction.pairs import rows_for
     from memchat.memories.language.relations import CHANGE, PARAPHRASE, RELATIONS
 
-    olds = [
-        (m, r, v)
-        for m, r in zip(known, readings, strict=True)
-        if (v := m.vector(embeddings.model)) is not None and r.who == who
-    ]
-    if not olds:
+    read = _pair_probabilities(embeddings, candidate.content, vector, who, known, readings)
+    if read is None:
         return None
-    rows = rows_for(embeddings, candidate.content, vector, [r for _, r, _ in olds], [v for _, _, v in olds])
-    p = embeddings.relations.probabilities(rows)
+    olds, p = read
     replace = p[:, RELATIONS.index(CHANGE)] + p[:, RELATIONS.index(PARAPHRASE)]
     best = int(np.argmax(replace))
     if float(replace[best]) < REPLACE_THRESHOLD:
@@ -268,6 +286,31 @@ def _model_choice(
     if changed and _names_only_repeated(new, olds[best][1]):
         changed = False  # a new value would be named: this says the old one again, in other words
     return olds[best][0].id, CONTRADICTS if changed else SAME
+
+
+def _pair_probabilities(
+    embeddings: MemoryEmbeddings,
+    content: str,
+    vector: bytes,
+    who: str | None,
+    known: Sequence[StoredMemory],
+    readings: Sequence[Reading],
+) -> "tuple[list[tuple[StoredMemory, Reading]], Matrix] | None":
+    """The active memories about the same person (`who`) that have a vector, with their readings,
+    and the pair classifier's probabilities of each relation (`RELATIONS`) of `content` to each;
+    None when there is no such memory."""
+    from memchat.memories.extraction.pairs import rows_for
+
+    assert embeddings.relations is not None
+    olds = [
+        (m, r, v)
+        for m, r in zip(known, readings, strict=True)
+        if (v := m.vector(embeddings.model)) is not None and r.who == who
+    ]
+    if not olds:
+        return None
+    rows = rows_for(embeddings, content, vector, [r for _, r, _ in olds], [v for _, _, v in olds])
+    return [(m, r) for m, r, _ in olds], embeddings.relations.probabilities(rows)
 
 
 # A name in Latin letters (Radiohead, Blue Bottle, UCLA) or a number: the values a change would bring.
@@ -317,12 +360,7 @@ def judge_candidate(
         return Verdict(drop=True)
     contradicted: list[str] = list(candidate.supersedes)
     same: list[tuple[float, str]] = []
-    topic = _topic_scores(vector, candidate.content, embeddings)
-    similarities = _similarities(vector, known, embeddings)
-    readings = [
-        read_pair(embeddings, new, topic, m.content, m.vector(embeddings.model) if embeddings else None, similarity)
-        for m, similarity in zip(known, similarities, strict=True)
-    ]
+    similarities, readings = _readings(embeddings, new, candidate.content, vector, known)
     who = someone_else(first_person(candidate.content))
     choice = _model_choice(candidate, who, new, vector, known, readings, embeddings)
     for memory, similarity, read in zip(known, similarities, readings, strict=True):

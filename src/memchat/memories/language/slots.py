@@ -97,7 +97,6 @@ _EVENT = re.compile(
     rf"|\d{{1,2}}月\d{{1,2}}[号日])[^，。！!,.]{{0,8}}?({_EVENTS})|({_EVENTS})[^，。！!,.]{{0,4}}?(?:改到|在|是|定在)"
     r"(今天|明天|后天|(?:下下|下|这|本)?(?:个)?(?:周|星期|礼拜)[一二三四五六日天末]|(?:下个?月)?\d{1,2}[号日])"
 )
-# leaving a job, or a business of one's own: a new value of `job` (辞职了 / 开了家烘焙店)
 # a new partner (最近在跟一个叫何屿的男生约会, 跟小周在一起了) and a break-up (我们俩上个月和平分了):
 # both give `name:partner` a value, so the partner named before is replaced
 _NEW_PARTNER = re.compile(
@@ -107,6 +106,7 @@ _NEW_PARTNER = re.compile(
 _BREAK_UP = re.compile(
     r"(?:我们|俩|我(?:跟|和)[他她])[^，。！!,.]{0,6}?(?<!差点)(?<!快)(?<!要)(?:和平)?分(?:手)?了|(?<!差点)(?<!快)(?<!要)分手了"
 )
+# leaving a job, or a business of one's own: a new value of `job` (辞职了 / 开了家烘焙店)
 _QUIT_JOB = re.compile(r"辞职|离职|辞了职|裸辞|不干了|被裁|失业了|退休了")
 _OWN_BUSINESS = re.compile(rf"(?:开了?(?:一)?(?:家|个|间)|自己开)([{_CJK}]{{1,6}}?(?:店|馆|公司|工作室|餐厅|铺))")
 # a weekly class or practice, the day before or after it (每周二晚上去上拳击课 / 拳击课改到每周四)
@@ -139,11 +139,17 @@ _LANGUAGE_NAMES = {"英语": "英文", "汉语": "中文", "普通话": "中文"
 _CLOCK_NAMES = {"起": "起床", "睡": "睡觉", "吃早饭": "吃饭"}
 
 
+def _someone_before(text: str, start: int) -> str | None:
+    """Whom the few characters before `start` name, when someone else (我儿子在深圳工作: 儿子)."""
+    someone = _SOMEONE.search(text[max(0, start - 8) : start])
+    return someone.group(1) if someone else None
+
+
 def _whose(slot: str, text: str, start: int) -> str:
     """The slot's key for a value at `start`: `slot`, or `slot:儿子` when the few characters before
     it name someone else (我儿子在深圳工作 is the son's city, not the user's)."""
-    someone = _SOMEONE.search(text[max(0, start - 8) : start])
-    return f"{slot}:{someone.group(1)}" if someone else slot
+    someone = _someone_before(text, start)
+    return f"{slot}:{someone}" if someone else slot
 
 
 def _positive(text: str, start: int) -> bool:
@@ -179,7 +185,7 @@ def read_slots(text: str) -> tuple[dict[str, frozenset[str]], str]:
         if _positive(rest, m.start()):
             put("name", m.group(1))
     for m in (*_CITY.finditer(rest), *_CITY_DISTRICT.finditer(rest)):
-        place = m.group(1) or m.group(2) or (m.group(3) if m.re is _CITY_DISTRICT else None)
+        place = next((g for g in m.groups() if g), None)
         if place is not None and place not in _NOT_PLACES and _positive(rest, m.start()):
             put(_whose("city", rest, m.start()), place)
     for m in _CAR.finditer(rest):
@@ -203,7 +209,7 @@ def read_slots(text: str) -> tuple[dict[str, frozenset[str]], str]:
     for m in _NEW_PARTNER.finditer(rest):
         if _positive(rest, m.start()):
             put("name:partner", m.group(1) or m.group(2))
-    if (broke := _BREAK_UP.search(rest)) is not None and _whose("x", rest, broke.start()) == "x":
+    if (broke := _BREAK_UP.search(rest)) is not None and _someone_before(rest, broke.start()) is None:
         put("name:partner", "分手")
     for m in _MAJOR.finditer(rest):
         put("major", m.group(1))

@@ -228,6 +228,11 @@ _EITHER_OR: tuple[tuple[str, tuple[tuple[re.Pattern[str], str], ...]], ...] = (
 )
 
 
+def _by_someone_else(text: str, start: int) -> bool:
+    """What is said at `start` is said of someone else ("my best friend moved to Chicago")."""
+    return bool(_SOMEONE_ELSE.search(text[max(0, start - 40) : start]))
+
+
 def _positive(text: str, start: int) -> bool:
     return not _NEGATED_BEFORE.search(text[max(0, start - 16) : start])
 
@@ -263,19 +268,17 @@ def read_slots_en(text: str) -> dict[str, set[str]]:
             if _positive(text, m.start()):
                 put("city", m.group(1))
     for m in _MOVED_TO.finditer(text):
-        if not _SOMEONE_ELSE.search(text[max(0, m.start() - 40) : m.start()]):
+        if not _by_someone_else(text, m.start()):
             put("city", m.group(1))
     for m in _CAR.finditer(text):
         put("car", m.group(1).split()[0])
     for m in (*_PARTNER_NAMED.finditer(text), *_DATING.finditer(text)):
         if m.group(1) not in _NOT_NAMES and _positive(text, m.start()):
             put("name:partner", m.group(1))
-    if (broke := _BREAK_UP.search(text)) is not None and _positive(
-        text, broke.start(1) if broke.group(1) else broke.start(2)
-    ):
+    if (broke := _BREAK_UP.search(text)) is not None and _positive(text, broke.start(broke.lastindex or 0)):
         put("name:partner", "(break-up)")
     for m in _SHIFT.finditer(text):
-        if _positive(text, m.start()) and not _SOMEONE_ELSE.search(text[max(0, m.start() - 40) : m.start()]):
+        if _positive(text, m.start()) and not _by_someone_else(text, m.start()):
             shift = (m.group(1) or m.group(2)).lower()
             put("shift", _SHIFT_NAMES.get(shift, shift))
     for m in _SCHOOL.finditer(text):
