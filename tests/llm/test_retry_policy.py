@@ -1,5 +1,7 @@
 """The streamed reply's one retry policy (LLMClient.open_reply): at most 1 + max_retries requests, only before text."""
 
+import asyncio
+import json
 from collections.abc import AsyncIterator
 
 import pytest
@@ -77,3 +79,77 @@ async def test_the_sdk_calls_fail_with_the_streams_codes(client: LLMClient, upst
     finally:
         await nowhere.aclose()
     assert unreachable.value.code == "upstream_unreachable"
+
+
+class _ClosesKeptAliveConnections:
+    """An upstream whose kept-alive connections close as the next request comes in on them: what
+    the client meets when the server's idle timeout runs out as it sends (uvicorn's is 5 s)."""
+
+    def __init__(self) -> None:
+        self.connections = 0
+        self.answered = 0
+        self.dropped = 0
+        self._server: asyncio.Server | None = None
+        self.base_url = ""
+
+    async def __aenter__(self) -> "_ClosesKeptAliveConnections":
+        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        port = self._server.sockets[0].getsockname()[1]
+        self.base_url = f"http://127.0.0.1:{port}/v1"
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        assert self._server is not None
+        self._server.close()
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.connections += 1
+        requests = 0
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                requests += 1
+                if requests > 1:  # the kept-alive connection closes under the request
+                    self.dropped += 1
+                    return
+                length = int(
+                    next(line for line in head.split(b"\r\n") if line.lower().startswith(b"content-length")).split(
+                        b":"
+                    )[1]
+                )
+                await reader.readexactly(length)
+                chunk = {"choices": [{"index": 0, "delta": {"content": "还在"}, "finish_reason": None}]}
+                body = b"data: " + json.dumps(chunk, ensure_ascii=False).encode() + b"\n\ndata: [DONE]\n\n"
+                writer.write(
+                    b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: keep-alive\r\n"
+                    + f"Content-Length: {len(body)}\r\n\r\n".encode()
+                    + body
+                )
+                await writer.drain()
+                self.answered += 1
+        except (asyncio.IncompleteReadError, ConnectionError):
+            return
+        finally:
+            writer.close()
+
+
+async def _whole_reply(llm: LLMClient) -> str:
+    reply = await llm.open_reply(PROMPT)
+    rest = [delta async for delta in reply.deltas]
+    await reply.stream.close()
+    return reply.first + "".join(rest)
+
+
+async def test_a_kept_alive_connection_closed_under_the_request_is_tried_again_on_another() -> None:
+    """With no retries allowed: the request never reached the model, so it goes again on a new connection."""
+    async with _ClosesKeptAliveConnections() as upstream:
+        llm = LLMClient(
+            base_url=upstream.base_url, api_key="x", model="m", connect_timeout_s=2, read_timeout_s=2, max_retries=0
+        )
+        try:
+            assert await _whole_reply(llm) == "还在"
+            assert await _whole_reply(llm) == "还在"
+        finally:
+            await llm.aclose()
+    assert upstream.dropped == 1  # the second reply's first try met the closed connection
+    assert (upstream.answered, upstream.connections) == (2, 2)

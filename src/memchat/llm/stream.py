@@ -124,11 +124,31 @@ class OpenedReply:
     deadline: float  # event-loop time by which the reply must have ended (memchat.chat.relay stops it)
 
 
+# A kept-alive connection the upstream closed as this request went out on it (its idle timeout ran
+# out: uvicorn's is 5 s, many proxies' a minute) fails with one of these before any response.
+_CLOSED_UNDER_US = (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError)
+# Each try takes another pooled connection or opens a new one; a pool holds several stale ones at most.
+_CLOSED_CONNECTION_TRIES = 3
+
+
 async def post_stream(
     session: aiohttp.ClientSession, url: str, payload: bytes, *, headers: dict[str, str]
 ) -> aiohttp.ClientResponse:
-    """POST the completion request; the response once its headers are in (any status)."""
-    return await session.post(url, data=payload, headers=headers)
+    """POST the completion request; the response once its headers are in (any status).
+
+    A connection that closes before any response byte is tried again on another one, up to
+    `_CLOSED_CONNECTION_TRIES` in all: nothing was answered, so this is no retry in the policy's
+    sense (`max_retries` counts answers). A connection that cannot be made is not tried again here.
+    """
+    for attempt in range(_CLOSED_CONNECTION_TRIES):
+        try:
+            return await session.post(url, data=payload, headers=headers)
+        except aiohttp.ClientConnectorError:
+            raise
+        except _CLOSED_UNDER_US:
+            if attempt == _CLOSED_CONNECTION_TRIES - 1:
+                raise
+    raise AssertionError("unreachable")
 
 
 async def discard(response: aiohttp.ClientResponse) -> None:
