@@ -3,7 +3,8 @@ from typing import Any
 from sqlalchemy import update
 
 from memchat.models import Message
-from tests.conftest import Running, auth, chat
+from tests.conftest import Running, auth, chat, chat_body
+from tests.upstream import Reply, TestUpstream
 
 
 async def page(running: Running, token: str, agent_id: str, query: str = "") -> dict[str, Any]:
@@ -63,3 +64,34 @@ async def test_a_reply_says_whether_its_memory_extraction_is_done(
     conversation = (await running.client.get(f"/api/agents/{agent['id']}/conversation", headers=headers)).json()
     response = await running.client.get(f"/api/conversations/{conversation['id']}/messages", headers=headers)
     assert [m["extractionState"] for m in response.json()["messages"]] == [None, "pending"]
+
+
+async def test_a_users_message_says_where_its_turn_stands(
+    running: Running, user_token: str, agent: dict[str, Any], upstream: TestUpstream
+) -> None:
+    """pending while the reply is answered (another tab follows it then), done, failed, interrupted."""
+    upstream.script(Reply(deltas=["第一", "第二"], hold_after=1))
+    body = chat_body(agent["id"], "在吗", message_id="m-pending")
+    async with running.client.stream("POST", "/api/chat", json=body, headers=auth(user_token)) as response:
+        assert response.status_code == 200
+        parts = aiter(response.aiter_text())
+        assert await anext(parts) == "第一"  # the first part is here: the turn is being answered
+        [user] = (await page(running, user_token, agent["id"]))["messages"]
+        assert (user["role"], user["replyState"]) == ("user", "pending")
+        upstream.release()
+        assert "".join([text async for text in parts]) == "第二"
+    await running.settle()
+    user, reply = (await page(running, user_token, agent["id"]))["messages"]
+    assert (user["replyState"], reply["replyState"]) == ("done", None)
+
+    upstream.script(Reply(status=400))
+    failed = await running.client.post("/api/chat", json=chat_body(agent["id"], "再来"), headers=auth(user_token))
+    assert failed.status_code == 502
+    assert (await page(running, user_token, agent["id"]))["messages"][-1]["replyState"] == "failed"
+
+    # a turn left pending by an instance that stopped (its lease ran out): interrupted, not followed
+    async with running.db.write() as session:
+        await session.execute(
+            update(Message).where(Message.id == user["id"]).values(reply_state="pending", turn_lease_until_ms=1)
+        )
+    assert (await page(running, user_token, agent["id"]))["messages"][0]["replyState"] == "interrupted"

@@ -146,3 +146,38 @@ def test_a_phone_on_screen_follows_a_turn_another_device_starts(
         upstream.release()
         expect(live.get_by_test_id("message-text")).to_have_text("第一段，第二段。")
         expect(live).to_have_attribute("data-status", "completed")
+
+
+def test_a_page_that_missed_the_live_reply_follows_it_once_it_sees_the_turn_is_being_answered(
+    browser: Any, logged_in: Any, server: Server, account: Account, upstream: Upstream
+) -> None:
+    """The phone opens the chat while the desktop's reply streams, and its look for a live reply
+    finds none (as when it asks a moment before the stream can be followed): the history says the
+    user's message is being answered (replyState pending), so its idle check follows the reply."""
+    desktop = logged_in
+    agent_id = create_agent(server, account.token, "小雨")
+    open_chat(desktop, agent_id)
+    upstream.script(HELD)
+    send_message(desktop, "从电脑上发的")
+    expect(_replies(desktop).last.get_by_test_id("message-text")).to_have_text("第一段，")
+    with signed_in_page(browser, server, account.token) as phone:
+        phone.set_viewport_size(PHONE)
+        looks: list[str] = []
+
+        def first_look_finds_nothing(route: Any) -> None:
+            looks.append(route.request.url)
+            if len(looks) == 1:
+                route.fulfill(status=204)
+            else:
+                route.continue_()
+
+        phone.route("**/api/ui/chat/*/stream", first_look_finds_nothing)
+        open_chat(phone, agent_id)
+        expect(message_items(phone)).to_have_count(1)
+        live = _replies(phone).last
+        expect(live).to_have_attribute("data-status", "streaming", timeout=15_000)
+        expect(live.get_by_test_id("message-text")).to_have_text("第一段，")
+        assert len(looks) >= 2
+        upstream.release()
+        expect(live.get_by_test_id("message-text")).to_have_text("第一段，第二段。")
+        expect(live).to_have_attribute("data-status", "completed")

@@ -76,6 +76,12 @@ class MessageOut(CamelModel):
         default=None,
         description="assistant messages: the turn's memory extraction, pending until its memories are stored",
     )
+    reply_state: Literal["pending", "done", "failed", "interrupted"] | None = Field(
+        default=None,
+        description="user messages: the turn it opened; pending while its reply is being answered "
+        "(`GET /api/ui/chat/{chatId}/stream` follows it), failed when the model gave no text, interrupted "
+        "when the server stopped mid-turn",
+    )
 
 
 class MessagePage(CamelModel):

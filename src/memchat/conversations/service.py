@@ -19,6 +19,7 @@ from memchat.errors import Conflict, NotFound
 from memchat.files.pictures import file_url
 from memchat.files.repository import PictureInfo, picture_infos
 from memchat.models import Conversation, Message
+from memchat.models.message import REPLY_INTERRUPTED, REPLY_PENDING
 
 
 def message_out(message: Message, pictures: list[PictureInfo] | None = None) -> MessageOut:
@@ -33,7 +34,16 @@ def message_out(message: Message, pictures: list[PictureInfo] | None = None) -> 
         status=message.status,
         created_at_ms=message.created_at_ms,
         extraction_state=message.extraction_state if message.role == "assistant" else None,
+        reply_state=_reply_state(message) if message.role == "user" else None,
     )
+
+
+def _reply_state(message: Message) -> str | None:
+    """A pending turn whose lease ran out is interrupted, as the next turn's sweep will mark it."""
+    lease = message.turn_lease_until_ms
+    if message.reply_state == REPLY_PENDING and (lease is None or lease <= now_ms()):
+        return REPLY_INTERRUPTED
+    return message.reply_state
 
 
 async def default_conversation(session: AsyncSession, user_id: str, agent_id: str) -> Conversation:

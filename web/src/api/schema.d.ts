@@ -1456,6 +1456,11 @@ export interface components {
             /** Parts */
             parts: (components["schemas"]["ReasoningPart"] | components["schemas"]["TextPart"] | components["schemas"]["FilePart"])[];
             /**
+             * Replystate
+             * @description user messages: the turn it opened; pending while its reply is being answered (`GET /api/ui/chat/{chatId}/stream` follows it), failed when the model gave no text, interrupted when the server stopped mid-turn
+             */
+            replyState?: ("pending" | "done" | "failed" | "interrupted") | null;
+            /**
              * Role
              * @enum {string}
              */

@@ -22,6 +22,7 @@ import {
 } from "../chat/history";
 import { MessageBubble } from "../chat/MessageBubble";
 import { useModelSeesPictures } from "../chat/useModelSeesPictures";
+import { trackOpenStreams } from "../chat/openStreams";
 import { useTabSync } from "../chat/tabSync";
 import "../chat/chat.css";
 import { ErrorBanner } from "../components/ErrorBanner";
@@ -109,20 +110,21 @@ function ChatView({ agent, target, firstPage }: { agent: Agent; target: ChatTarg
 
   // The AI SDK's UI message stream. A reply that streams while the page (re)loads is picked up
   // from its start (resume: GET /api/ui/chat/{id}/stream, the transport's default URL).
+  const openStreams = useMemo(() => trackOpenStreams(chatFetch), []);
   const transport = useMemo(
     () =>
       new DefaultChatTransport<ChatMessage>({
         api: "/api/ui/chat",
         headers: () => authHeaders(),
         body: { agentId, conversationId: target.conversationId ?? undefined } satisfies ChatBody,
-        fetch: chatFetch,
+        fetch: openStreams.fetch,
         // The server reads the history from its own store; only the newest message matters.
         // Sending just that keeps a long, paged-back chat within the request limits.
         prepareSendMessagesRequest: ({ id, messages, body, trigger, messageId }) => ({
           body: { ...body, id, messages: messages.slice(-1), trigger, messageId },
         }),
       }),
-    [agentId, target.conversationId],
+    [agentId, target.conversationId, openStreams],
   );
 
   const initialMessages = useMemo(() => firstPage.messages.map(toChatMessage), [firstPage]);
@@ -180,6 +182,9 @@ function ChatView({ agent, target, firstPage }: { agent: Agent; target: ChatTarg
     busyRef.current = busy;
     messagesRef.current = messages;
   }, [busy, messages]);
+  // Busy with a turn: useChat's status, or a reply's stream whose response is here before the
+  // status says so (see chat/openStreams.ts).
+  const isBusy = useCallback(() => busyRef.current || openStreams.count() > 0, [openStreams]);
 
   const sync = useCallback(async (expectReply: boolean) => {
     try {
@@ -187,10 +192,10 @@ function ChatView({ agent, target, firstPage }: { agent: Agent; target: ChatTarg
       for (const wait of REPLY_RETRY_MS) {
         if (!expectReply || page.messages.at(-1)?.role === "assistant") break;
         await pause(wait);
-        if (busyRef.current) return;
+        if (isBusy()) return;
         page = await loadMessages(target, { limit: PAGE_SIZE });
       }
-      if (busyRef.current) return; // a new turn started meanwhile; its own finish syncs again
+      if (isBusy()) return; // a new turn started meanwhile; its own finish syncs again
       const merged = mergeLatestPage(messagesRef.current, page.messages.map(toChatMessage));
       setMessages(merged.messages);
       // Nothing kept in front of the page: its hasMore is the whole story.
@@ -201,12 +206,12 @@ function ChatView({ agent, target, firstPage }: { agent: Agent; target: ChatTarg
     }
     setPanelVersion((v) => v + 1);
     announceTurnFinished(agentId);
-  }, [agentId, target, setMessages]);
+  }, [agentId, target, setMessages, isBusy]);
 
   // A reply streaming in this chat from another tab or device: this tab shows it live, from its
   // start (the resume endpoint; 204, and nothing changes, when nothing streams).
   const followLive = useCallback(async (evenIfBusy = false) => {
-    if (busyRef.current && !evenIfBusy) return;
+    if (isBusy() && !evenIfBusy) return;
     setLookingForLive(true);
     try {
       await resumeStream();
@@ -216,7 +221,7 @@ function ChatView({ agent, target, firstPage }: { agent: Agent; target: ChatTarg
     // After a refused retry the screen still shows the refusal's state: the server's view, whether
     // the reply streamed here (its own finish synced too) or had ended already.
     if (evenIfBusy) await syncRef.current(false);
-  }, [resumeStream]);
+  }, [resumeStream, isBusy]);
   useEffect(() => {
     followRef.current = followLive;
   }, [followLive]);
@@ -231,7 +236,7 @@ function ChatView({ agent, target, firstPage }: { agent: Agent; target: ChatTarg
   const broadcast = useTabSync(agentId, (event) => {
     if (event.kind === "conversations") setListVersion((v) => v + 1);
     else if (event.chatKey !== chatKey) setListVersion((v) => v + 1);
-    else if (!busyRef.current) void catchUp();
+    else if (!isBusy()) void catchUp();
   });
   const syncAndTell = useCallback(
     async (expectReply: boolean) => {
@@ -260,24 +265,28 @@ function ChatView({ agent, target, firstPage }: { agent: Agent; target: ChatTarg
 
   // Another device may have written meanwhile: coming back to this tab shows the server's view.
   useOnVisible(() => {
-    if (!busyRef.current) void catchUp();
+    if (!isBusy()) void catchUp();
   });
   // A device on screen hears of no other device's turn (the channel above is this browser's):
   // while it is idle it asks for the newest stored message now and then, and a message it does
   // not show yet (another device's, stored before its reply streams) makes it catch up and follow.
   useEffect(() => {
     const check = async () => {
-      if (busyRef.current || document.visibilityState !== "visible") return;
+      if (isBusy() || document.visibilityState !== "visible") return;
       try {
         const newest = (await loadMessages(target, { limit: 1 })).messages[0];
-        if (newest && !busyRef.current && !messagesRef.current.some((m) => m.id === newest.id)) await catchUp();
+        if (!newest || isBusy()) return;
+        if (!messagesRef.current.some((m) => m.id === newest.id)) await catchUp();
+        // A turn being answered that this tab shows without its reply (it heard of the turn before
+        // its stream could be followed, or not at all): follow it now.
+        else if (newest.replyState === "pending" && messagesRef.current.at(-1)?.id === newest.id) await followLive();
       } catch {
         // offline for a moment: the next check, or coming back into view, repairs it
       }
     };
     const timer = window.setInterval(() => void check(), OTHER_DEVICE_CHECK_MS);
     return () => window.clearInterval(timer);
-  }, [target, catchUp]);
+  }, [target, catchUp, followLive, isBusy]);
 
   // Scrolling: stay at the bottom while the reply streams in, unless the user scrolled up;
   // keep the view still when an earlier page is put in front.
