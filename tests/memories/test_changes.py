@@ -150,6 +150,18 @@ def test_a_revision_the_classifier_missed_is_kept_with_the_type_it_changes() -> 
         ("我周二去体检", date(2026, 12, 8)),  # a bare weekday already past this week is next week's
         ("我这周五体检", date(2026, 12, 4)),
         ("我每周六去爬山", None),  # a habit, not an event
+        ("I'm getting LASIK on the 8th, finally saying goodbye to my glasses", date(2026, 12, 8)),
+        ("My interview is next Wednesday", date(2026, 12, 9)),  # as 下周三
+        ("The surgery is on Tuesday", date(2026, 12, 8)),
+        ("We fly out tomorrow morning", date(2026, 12, 4)),
+        ("My sister's wedding is January 5th", date(2027, 1, 5)),  # said in December: next year's
+        ("the 20th of December is our anniversary", date(2026, 12, 20)),
+        ("My exam is in two weeks", date(2026, 12, 17)),
+        ("Rent is due at the end of the month", date(2026, 12, 31)),
+        ("I have yoga every Tuesday", None),  # habits, not events
+        ("I work Tuesdays at the shop", None),
+        ("I moved here three weeks ago", None),
+        ("I'm a night owl, rarely asleep before 2", None),
         ("我的猫叫团子", None),
     ],
 )
@@ -176,6 +188,9 @@ def test_only_facts_get_an_event_date() -> None:
         ("帮我记一下，我对花生过敏。", "我对花生过敏。"),
         ("对了，以后不要在半夜给我发消息。", "不要在半夜给我发消息。"),
         ("我喜欢猫，记住了吗？", "我喜欢猫"),
+        ("跟你说一声，我现在的对象是小邓。", "我现在的对象是小邓。"),  # not "一声，我现在的…"
+        ("告诉你一下，我换工作了。", "我换工作了。"),
+        ("猫前阵子送给我表姐了，她家有院子；", "猫前阵子送给我表姐了，她家有院子"),  # a sentence cut at ；
         ("以后的事以后再说。", "以后的事以后再说。"),
         ("记住", None),
         ("  ", None),

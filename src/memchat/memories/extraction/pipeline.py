@@ -7,6 +7,7 @@ inline right after the reply is stored (the v1 rules) or in the background (`inl
 
 import asyncio
 import logging
+import re
 from dataclasses import dataclass, replace
 from datetime import date
 from typing import Literal
@@ -23,6 +24,8 @@ from memchat.memories.recall import NEAR_EVENT_BOOST, RecallCandidate, rank_memo
 from memchat.memories.types import MemoryDraft, StoredMemory
 from memchat.models.message import EXTRACTION_DONE, EXTRACTION_PENDING
 from memchat.observability import metrics
+
+_CJK = re.compile(r"[\u4e00-\u9fff]")
 
 log = logging.getLogger("memchat.memories")
 
@@ -158,4 +161,6 @@ class MemoryPipeline:
         """An event's day goes into the prompt beside the user's words (下周三 means nothing a week later)."""
         if memory.event_date is None:
             return memory
-        return replace(memory, content=f"{memory.content}（日期：{memory.event_date}）")
+        if _CJK.search(memory.content):
+            return replace(memory, content=f"{memory.content}（日期：{memory.event_date}）")
+        return replace(memory, content=f"{memory.content} (date: {memory.event_date})")

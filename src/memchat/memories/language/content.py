@@ -18,7 +18,7 @@ _LEADING = re.compile(
     r"(?:请你|请|麻烦你?|你)?(?:帮我|给我)?(?:记住|记一下|记下来?|记好了?|记着|记得|记清楚)(?:了|哦|啊|呀)?"
     r"|你要记得|你得记住|要记住|别忘了|不要忘了|你别忘了|提醒你一下"
     r"|(?:以后|今后|往后|之后|从今以后)(?![的再])|从现在开始|从现在起|从今天开始|从今天起"
-    r"|对了|另外|还有|顺便说一下|顺便说一句|说一下|跟你说|告诉你|我跟你说|我告诉你|我想说"
+    r"|对了|另外|还有|顺便说一下|顺便说一句|说一下|(?:我?跟你|我?和你)说(?:一声|一下|个事)?|(?:我?告诉你)(?:一声|一下)?|我想说"
     r"|嗯+|哦+|噢+|啊+|哈+|好吧|好的|其实吧|话说"
     r")" + _SEP
 )
@@ -49,7 +49,7 @@ def clean_content(text: str | None) -> str | None:
         value = _TRAILING.sub("", value)
         value = _LEADING_EN.sub("", value, count=1)
         value = _TRAILING_EN.sub("", value) if value.isascii() else value
-        value = value.strip(" ，,、：:")
+        value = value.strip(" ，,、：:；;")
     if not value or not re.search(r"[\w\u4e00-\u9fff]", value):
         return None
     return value[:MAX_MEMORY_CHARS]

@@ -2,13 +2,16 @@
 
 我下周三面试, said on Thursday 2026-12-03, is an event on 2026-12-09. Relative expressions
 (今天/明天/后天/昨天, 这周五/下周三/下下周一, 周末, 月底/下个月初, 12月20号, 20号) are resolved
-against the message's day in the user's timezone. The first expression in the text wins.
+against the message's day in the user's timezone, and so are English ones (`dates_en.py`). The first
+expression in the text wins.
 """
 
 import calendar
 import re
 from datetime import date, datetime, timedelta
 from zoneinfo import ZoneInfo
+
+from memchat.memories.language.dates_en import english_dates
 
 _CN_DIGITS = {d: i for i, d in enumerate("零一二三四五六七八九")} | {"〇": 0, "两": 2}
 _WEEKDAYS = {"一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日": 6, "天": 6, "末": 5}
@@ -101,6 +104,7 @@ def resolve_event_date(text: str, said_at_ms: int, timezone: str = "Asia/Shangha
             last = calendar.monthrange(year, month)[1]
             day_number = last if m.group(2) in ("月底", "月末", "底") else 1
             found.append((m.start(), date(year, month, day_number)))
+    found += english_dates(text, today)
     if not found:
         return None
     return min(found, key=lambda item: item[0])[1]

@@ -11,15 +11,22 @@ import re
 
 from memchat.memories.language.slots import read_slots
 
-# where a clause may end: a comma or semicolon, or an English "and"/"but" before a new subject
-_CLAUSE_END = re.compile(r"\s*[，,；;、]\s*|\s+(?:and|but|plus)\s+(?=(?:i|i'm|i've|my|we|we're)\b)", re.IGNORECASE)
+# where a clause may end: a comma or semicolon (with the "and" after it: "I'm Bea, and my dog is..."),
+# or an English "and"/"but" before a new subject
+_CLAUSE_END = re.compile(
+    r"\s*[，,；;、]\s*(?:(?:and|but|plus)\s+(?=(?:i|i'm|i've|my|we|we're)\b))?"
+    r"|\s+(?:and|but|plus)\s+(?=(?:i|i'm|i've|my|we|we're)\b)",
+    re.IGNORECASE,
+)
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 _VERB = re.compile(
     r"\b(?:am|is|are|was|were|have|has|had|do|does|did|live|lived|work|worked|teach|taught|study|go|went|like|love|"
-    r"hate|moved|got|manage|run|own|need|want|play|drive|eat|drink)\b|'m\b|'s\b|'re\b|'ve\b|\w+ed\b",
+    r"hate|moved|got|manage|run|own|need|want|play|drive|eat|drink|grew|born|came|left|took|made|met|bought|sold|"
+    r"know|knew|keep|kept)\b|'m\b|'s\b|'re\b|'ve\b|\w+ed\b",
     re.IGNORECASE,
 )
 _SUBJECT = re.compile(r"^(?:我|i\b|i'm\b|my\b|we\b|we're\b)", re.IGNORECASE)
+_LOWER_SUBJECT = re.compile(r"^(?:i|i'm|i've|my|our|we|we're)\b")
 
 
 def _clauses(text: str) -> list[str]:
@@ -114,5 +121,6 @@ def split_facts(text: str) -> list[str]:
         fact = ("，" if chinese else ", ").join(parts).rstrip("。.!！")
         if chinese and text.startswith("我") and not _SUBJECT.match(fact):
             fact = "我" + fact  # 我叫小林，今年25岁 -> 我今年25岁
+        fact = _LOWER_SUBJECT.sub(lambda m: m.group(0).capitalize(), fact)  # "..., and my dog is" -> "My dog is"
         facts.append(fact + ("。" if chinese else "."))
     return facts

@@ -149,6 +149,18 @@ def topic_of(scores: dict[str, float]) -> str | None:
     return label if top >= TOPIC_FLOOR and top - second >= TOPIC_MARGIN else None
 
 
+ONE_AT_A_TIME = frozenset({"car", "school", "shift", "job", "studies", "phone", "commute", "home", "sleep"})
+"""Topics a person has one of at a time (most days): a new value there is likely to replace the old
+one even when nothing says it changed ("Finally caved and got a Pixel" after "I'm on an old
+Samsung"); a sport, a band, a class or a language is added beside the others."""
+
+
+def one_at_a_time(new: dict[str, float], old: dict[str, float]) -> bool:
+    """Both statements are clearly about the same topic (`topic_of`), one of `ONE_AT_A_TIME`."""
+    topic = topic_of(new)
+    return topic in ONE_AT_A_TIME and topic_of(old) == topic
+
+
 def same_topic(new: dict[str, float], old: dict[str, float]) -> bool | None:
     """Whether two statements are about the same topic: one has a clear topic and the other is near
     it too (within the margin of its own nearest: 'Switched to a Pixel 8' names no phone, but is
