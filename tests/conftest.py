@@ -6,6 +6,7 @@ import shutil
 import socket
 import sqlite3
 import uuid
+import warnings
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -109,6 +110,31 @@ def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     url: str = request.getfixturevalue("postgres_database")
     asyncio.run(_truncate_postgres(url))
     return url
+
+
+STUCK_TASK_WAIT_S = 10.0
+
+
+@pytest.fixture(autouse=True)
+def _tasks_end_with_their_test(request: pytest.FixtureRequest) -> Iterator[None]:
+    """An async test's tasks still running at its end are cancelled; one that has not ended 10 s after
+    its cancel is reported (a warning naming the test and the task) and let go, so that the test's loop
+    can close: pytest-asyncio's own close waits for such a task for ever and stops the whole run."""
+    if request.node.get_closest_marker("asyncio") is None:
+        yield
+        return
+    runner = request.getfixturevalue("_function_scoped_runner")
+    yield
+    loop = runner.get_loop()
+    pending = [task for task in asyncio.all_tasks(loop) if not task.done()]
+    if not pending:
+        return
+    for task in pending:
+        task.cancel()
+    _, stuck = loop.run_until_complete(asyncio.wait(pending, timeout=STUCK_TASK_WAIT_S))
+    for task in stuck:
+        warnings.warn(f"{request.node.nodeid}: a task ignored its cancel: {task!r}", stacklevel=1)
+        asyncio.tasks._unregister_task(task)  # noqa: SLF001 - the loop's close would wait for it
 
 
 @pytest.fixture(scope="session")
