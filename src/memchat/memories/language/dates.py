@@ -2,16 +2,19 @@
 
 我下周三面试, said on Thursday 2026-12-03, is an event on 2026-12-09. Relative expressions
 (今天/明天/后天/昨天, 这周五/下周三/下下周一, 周末, 月底/下个月初, 12月20号, 20号) are resolved
-against the message's day in the user's timezone, and so are English ones (`dates_en.py`). The first
-expression in the text wins.
+against the message's day in the user's timezone. The first expression in the text wins.
+
+The same in English: "I'm getting LASIK on the 8th", said that Thursday, is an event on 2026-12-08:
+today / tonight / tomorrow / yesterday, the day after tomorrow, (this / next / last) Tuesday (next as
+下周二: next week's), December 20 / the 20th of December, on the 20th, the end of the month / next
+month's start, in three days / in two weeks. A weekday said as a habit (every Tuesday, on Tuesdays)
+and "three weeks ago" are no dates.
 """
 
 import calendar
 import re
 from datetime import date, datetime, timedelta
 from zoneinfo import ZoneInfo
-
-from memchat.memories.language.dates_en import english_dates
 
 _CN_DIGITS = {d: i for i, d in enumerate("零一二三四五六七八九")} | {"〇": 0, "两": 2}
 _WEEKDAYS = {"一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日": 6, "天": 6, "末": 5}
@@ -63,6 +66,26 @@ def _safe_date(year: int, month: int, day: int) -> date | None:
     return date(year, month, day)
 
 
+def _in_month(today: date, months: int, day_number: int) -> date | None:
+    """That day of the month `months` after today's; None when that month has no such day."""
+    year, month = _add_months(today, months)
+    return _safe_date(year, month, day_number)
+
+
+def _month_day(today: date, month: int, day_number: int) -> date | None:
+    """That day this year, or next year when it is more than 60 days past (1月5号 said in December)."""
+    candidate = _safe_date(today.year, month, day_number)
+    if candidate is not None and candidate < today - timedelta(days=60):
+        candidate = _safe_date(today.year + 1, month, day_number)
+    return candidate
+
+
+def _month_edge(today: date, months: int, *, end: bool) -> date:
+    """The last (or first) day of the month `months` after today's."""
+    year, month = _add_months(today, months)
+    return date(year, month, calendar.monthrange(year, month)[1] if end else 1)
+
+
 def local_day(said_at_ms: int, timezone: str) -> date:
     return datetime.fromtimestamp(said_at_ms / 1000, ZoneInfo(timezone)).date()
 
@@ -83,28 +106,74 @@ def resolve_event_date(text: str, said_at_ms: int, timezone: str = "Asia/Shangha
             day += timedelta(weeks=1)  # a bare 周三 said on Thursday is the next one
         found.append((m.start(), day))
     if m := _MONTH_DAY.search(text):
-        month, day_number = _number(m.group(1)), _number(m.group(2))
-        year = today.year
-        candidate = _safe_date(year, month, day_number)
-        if candidate is not None and candidate < today - timedelta(days=60):
-            candidate = _safe_date(year + 1, month, day_number)  # 1月5号 said in December
-        if candidate is not None:
+        if (candidate := _month_day(today, _number(m.group(1)), _number(m.group(2)))) is not None:
             found.append((m.start(), candidate))
     elif m := _DAY_ONLY.search(text):
         months = 1 if (m.group(1) or "").startswith("下") else 0
         day_number = _number(m.group(2))
         if not m.group(1) and day_number < today.day:
             months = 1  # 5号 said on the 20th is next month's
-        year, month = _add_months(today, months)
-        if (candidate := _safe_date(year, month, day_number)) is not None:
+        if (candidate := _in_month(today, months, day_number)) is not None:
             found.append((m.start(), candidate))
     if m := _MONTH_EDGE.search(text):
         if m.group(1) or m.group(2).startswith("月"):
-            year, month = _add_months(today, 1 if (m.group(1) or "").startswith("下") else 0)
-            last = calendar.monthrange(year, month)[1]
-            day_number = last if m.group(2) in ("月底", "月末", "底") else 1
-            found.append((m.start(), date(year, month, day_number)))
-    found += english_dates(text, today)
+            months = 1 if (m.group(1) or "").startswith("下") else 0
+            found.append((m.start(), _month_edge(today, months, end=m.group(2) in ("月底", "月末", "底"))))
+    found += _english_dates(text, today)
     if not found:
         return None
     return min(found, key=lambda item: item[0])[1]
+
+
+# --- English ---
+
+_MONTHS = {name.lower(): i for i, name in enumerate(calendar.month_name) if name} | {
+    name.lower(): i for i, name in enumerate(calendar.month_abbr) if name
+}
+_EN_MONTH = r"(" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
+_EN_ORDINAL = r"(\d{1,2})(?:st|nd|rd|th)?"
+_EN_WEEKDAYS = [name.lower() for name in calendar.day_name]
+_EN_COUNTS = {"a": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "ten": 10}
+_EN_OFFSETS = {"the day after tomorrow": 2, "tomorrow": 1, "tonight": 0, "today": 0, "yesterday": -1}
+
+_EN_RELATIVE = re.compile(r"\b(" + "|".join(_EN_OFFSETS) + r")\b", re.IGNORECASE)
+_EN_WEEKDAY = re.compile(
+    r"(?<!every )(?<!each )\b(?:(next|this|last|coming) )?(" + "|".join(_EN_WEEKDAYS) + r")\b(?!s\b)",
+    re.IGNORECASE,
+)
+_EN_MONTH_DAY = re.compile(
+    r"\b" + _EN_MONTH + r" " + _EN_ORDINAL + r"\b|\bthe " + _EN_ORDINAL + r" of " + _EN_MONTH, re.IGNORECASE
+)
+_EN_DAY_ONLY = re.compile(r"\bon the (\d{1,2})(?:st|nd|rd|th)\b", re.IGNORECASE)
+_EN_MONTH_EDGE = re.compile(r"\b(?:the )?(end|start|beginning) of (?:the|this|next) month\b", re.IGNORECASE)
+_EN_IN_SOME = re.compile(r"\bin (\d{1,2}|" + "|".join(_EN_COUNTS) + r") (day|week)s?\b(?! ago)", re.IGNORECASE)
+
+
+def _english_dates(text: str, today: date) -> list[tuple[int, date]]:
+    """(where in the text, the day) of each English date expression found."""
+    found: list[tuple[int, date]] = []
+    if m := _EN_RELATIVE.search(text):
+        found.append((m.start(), today + timedelta(days=_EN_OFFSETS[m.group(1).lower()])))
+    if m := _EN_WEEKDAY.search(text):
+        prefix, weekday = (m.group(1) or "").lower(), _EN_WEEKDAYS.index(m.group(2).lower())
+        monday = today - timedelta(days=today.weekday())
+        if prefix in ("next", "last"):  # as 下周二 / 上周二: that day of the next or the last week
+            day = monday + timedelta(weeks=1 if prefix == "next" else -1, days=weekday)
+        else:  # (this / coming) Tuesday: the next one from today
+            day = today + timedelta(days=(weekday - today.weekday()) % 7)
+        found.append((m.start(), day))
+    if m := _EN_MONTH_DAY.search(text):
+        month_name, day_text = (m.group(1), m.group(2)) if m.group(1) else (m.group(4), m.group(3))
+        if (candidate := _month_day(today, _MONTHS[month_name.lower()], int(day_text))) is not None:
+            found.append((m.start(), candidate))
+    elif m := _EN_DAY_ONLY.search(text):
+        day_number = int(m.group(1))  # "on the 5th" said on the 20th is next month's
+        if (candidate := _in_month(today, 1 if day_number < today.day else 0, day_number)) is not None:
+            found.append((m.start(), candidate))
+    if m := _EN_MONTH_EDGE.search(text):
+        months = 1 if "next" in m.group(0).lower() else 0
+        found.append((m.start(), _month_edge(today, months, end=m.group(1).lower() == "end")))
+    if m := _EN_IN_SOME.search(text):
+        count = int(m.group(1)) if m.group(1).isdigit() else _EN_COUNTS[m.group(1).lower()]
+        found.append((m.start(), today + timedelta(days=count * (7 if m.group(2).lower() == "week" else 1))))
+    return found
