@@ -214,8 +214,9 @@ def supersede_from(conn: Connection, conversation_id: str, from_seq: int, now_ms
 # --- turn ownership: a turn in progress is a user message with reply_state pending, its owner and a lease ---
 
 
-def turn_is_live(message: AnyRow, now_ms: int) -> bool:
-    """A row from find_by_client_id or last_live_message: is its turn being answered right now?"""
+def turn_is_live(message: AnyRow | Message, now_ms: int) -> bool:
+    """A row from find_by_client_id or last_live_message, or a loaded message: is its turn being
+    answered right now?"""
     lease = message.turn_lease_until_ms
     return bool(message.reply_state == REPLY_PENDING and lease is not None and lease > now_ms)
 

@@ -40,8 +40,7 @@ def message_out(message: Message, pictures: list[PictureInfo] | None = None) -> 
 
 def _reply_state(message: Message) -> str | None:
     """A pending turn whose lease ran out is interrupted, as the next turn's sweep will mark it."""
-    lease = message.turn_lease_until_ms
-    if message.reply_state == REPLY_PENDING and (lease is None or lease <= now_ms()):
+    if message.reply_state == REPLY_PENDING and not messages.turn_is_live(message, now_ms()):
         return REPLY_INTERRUPTED
     return message.reply_state
 
