@@ -10,12 +10,17 @@ import pytest
 from memchat.memories.extraction.changes import Changes, with_revisions
 from memchat.memories.extraction.planning import plan_candidates
 from memchat.memories.language.semantic import MemoryEmbeddings
+from memchat.memories.types import StoredMemory
 from tests.memories.support import local_embeddings, stored  # noqa: F401  (the `embeddings` fixture)
 
 
 async def _said_after(embeddings: MemoryEmbeddings, first: str, second: str) -> tuple[list[str], list[str]]:
     """(what the classifier kept of `second`, the memories `second` superseded), `first` stored."""
-    known = await stored(embeddings, first)
+    return await _said_to(embeddings, await stored(embeddings, first), second)
+
+
+async def _said_to(embeddings: MemoryEmbeddings, known: list[StoredMemory], second: str) -> tuple[list[str], list[str]]:
+    """The same with the memories `known` active."""
     kept = await embeddings.extractor.extract(second)
     candidates = await with_revisions(second, kept, known, embeddings)
     plan = await plan_candidates(candidates, "embeddings", known, embeddings, changes=Changes("supersede"))
@@ -99,10 +104,8 @@ async def test_a_plain_statement_beside_a_memory_adds(embeddings: MemoryEmbeddin
 
 async def test_a_plain_remark_never_retires_a_dated_event(embeddings: MemoryEmbeddings) -> None:
     """The classifier reads "finally ... junk drawer" beside "finally ... glasses" as a change
-    (P 0.43): a dated event is no state that a plain statement changes."""
+    (P 0.56): a dated event is no state that a plain statement changes."""
     [lasik] = await stored(embeddings, "I'm getting LASIK on the 8th, finally saying goodbye to my glasses.")
     known = [replace(lasik, event_date="2026-12-08")]
-    second = "I finally cleaned out my junk drawer."
-    candidates = await with_revisions(second, await embeddings.extractor.extract(second), known, embeddings)
-    plan = await plan_candidates(candidates, "embeddings", known, embeddings, changes=Changes("supersede"))
-    assert [m for add in plan.adds for m in add.supersedes] == []
+    _, superseded = await _said_to(embeddings, known, "I finally cleaned out my junk drawer.")
+    assert superseded == []
