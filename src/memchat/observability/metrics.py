@@ -92,6 +92,12 @@ RECALLS = Counter(
     "embedded (the message embedded before the upstream call), failed (embedding failed or timed out)",
     ["similarity"],
 )
+EMBEDDINGS = Counter(
+    "memchat_embeddings",
+    "Texts the memory work embedded, by where the vector came from: model (computed) or reused "
+    "(the same text embedded moments before, in the same turn or a recent one)",
+    ["source"],
+)
 # how late the event loop runs what is due: every open stream's next chunk waits that long
 _LAG = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
 EVENT_LOOP_LAG = Histogram(
@@ -127,6 +133,14 @@ def write_waited(since: float) -> None:
 def recalled(similarity: str) -> None:
     if enabled:
         RECALLS.labels(similarity).inc()
+
+
+def embedded(*, computed: int, reused: int) -> None:
+    if enabled:
+        if computed:
+            EMBEDDINGS.labels("model").inc(computed)
+        if reused:
+            EMBEDDINGS.labels("reused").inc(reused)
 
 
 def leases_renewed(count: int) -> None:

