@@ -118,6 +118,24 @@ class Side:
     def __init__(self, name: str, url: str, token: str, agents: list[str], pid: int, mock_url: str, mock_pid: int):
         self.name, self.pid = name, pid
         self.plan = Plan(url, mock_url, token, agents, {}, pid, mock_pid, False, {})
+        self.sent = 0  # turns of the throughput windows so far: where this side is in DIALOG_TEXTS
+
+
+# `--texts dialogs`: what people say, in order, from the recall benchmark's development dialogs
+# (bench/memory_eval/recall: the sets already looked at, 18,000 user lines in both languages), so
+# the memory work is measured on facts, changes and small talk rather than one request said again
+DIALOG_SETS = ("dialogs", "heldout", *(f"heldout{n}" for n in range(2, 14)))
+DIALOG_TEXTS: list[str] = []
+
+
+def load_dialog_texts() -> list[str]:
+    folder = Path(__file__).parent / "memory_eval" / "recall"
+    return [
+        turn["user"]
+        for name in DIALOG_SETS
+        for line in (folder / f"{name}.jsonl").read_text(encoding="utf-8").splitlines()
+        for turn in json.loads(line)["turns"]
+    ]
 
 
 def _loadavg() -> list[float]:
@@ -199,7 +217,11 @@ async def _window(side: Side | None, plan0: Plan, concurrency: int, seconds: flo
     else:
 
         async def make(conn: Any, k: int) -> Any:
-            return await chat(target, conn, agents[k % len(agents)])
+            if not DIALOG_TEXTS:
+                return await chat(target, conn, agents[k % len(agents)])
+            assert side is not None
+            side.sent += 1  # no side is sent a text twice: each would be its embedding reused
+            return await chat(target, conn, agents[k % len(agents)], text=DIALOG_TEXTS[side.sent % len(DIALOG_TEXTS)])
 
         connect = target.memchat
     result = await closed_loop(make, connect, concurrency, 0.5, seconds, DEFAULT_DELTAS, max_window_s=seconds * 3)
@@ -356,6 +378,12 @@ def main() -> None:
     parser.add_argument("--streams", type=int, default=0, help="N paced streams per side (0: not run)")
     parser.add_argument("--open-rate", type=float, default=40.0, help="streams opened per second, to size them")
     parser.add_argument("--memories", type=int, default=0, help="memories stored on the TTFB agent of every side")
+    parser.add_argument(
+        "--texts",
+        choices=("request", "dialogs"),
+        default="request",
+        help="what the throughput windows' turns say: one request with its turn's number, or people's lines",
+    )
     parser.add_argument("--name", default="ab")
     parser.add_argument("--profile", action="store_true", help="py-spy each side in the first throughput round")
     args = parser.parse_args()
@@ -405,6 +433,9 @@ def main() -> None:
         if args.ttfb_rounds:
             log(f"ttfb: {args.ttfb_rounds} rounds over {', '.join(doc['sides'])} ...")
             doc["ttfb"] = asyncio.run(ttfb_rounds(sides, args.ttfb_rounds, args.ttfb_max_s))
+        if args.texts == "dialogs":
+            DIALOG_TEXTS.extend(load_dialog_texts())
+            doc["texts"] = f"dialogs: {len(DIALOG_TEXTS)} user lines of {', '.join(DIALOG_SETS)}"
         if args.tp_rounds:
             log(f"throughput: {args.tp_rounds} rounds at c={args.concurrency} ...")
             doc["throughput"] = asyncio.run(

