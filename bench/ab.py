@@ -82,6 +82,26 @@ MEMORY_TEXTS = (
 _ENV_WORD = re.compile(r"^[A-Z][A-Z0-9_]*=")
 
 
+SERVICES = ("postgres", "redis-server")
+
+
+def services_cpu_seconds() -> float:
+    """CPU seconds of every PostgreSQL and Redis process now running (they share the cores too)."""
+    total = 0.0
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as stat:
+                head, tail = stat.read().rsplit(")", 1)
+        except OSError:
+            continue
+        if head.split("(", 1)[1] in SERVICES:
+            fields = tail.split()
+            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
+
+
 def tree_cpu_seconds(pid: int) -> float:
     """CPU seconds of a process and all its descendants (uvicorn's workers, granian's)."""
     children: dict[int, list[int]] = {}
@@ -206,6 +226,7 @@ async def _window(side: Side | None, plan0: Plan, concurrency: int, seconds: flo
     agents = target.agents
     pid = side.pid if side is not None else 0
     before = {"server": tree_cpu_seconds(pid) if pid else 0.0, "mock": cpu_seconds(plan0.mock_pid)}
+    before["services"] = services_cpu_seconds()
     before["harness"] = cpu_seconds(os.getpid())
 
     if side is None:
@@ -230,6 +251,7 @@ async def _window(side: Side | None, plan0: Plan, concurrency: int, seconds: flo
     spent = {
         "server": (tree_cpu_seconds(pid) if pid else 0.0) - before["server"],
         "mock": cpu_seconds(plan0.mock_pid) - before["mock"],
+        "services": services_cpu_seconds() - before["services"],
         "harness": cpu_seconds(os.getpid()) - before["harness"],
     }
     result["cpuS"] = {k: round(v, 3) for k, v in spent.items()}
@@ -288,6 +310,7 @@ async def throughput_rounds(
             "turnsPerServerCpuS": round(total_turns / server_cpu, 1) if server_cpu else None,
             "drainS": [w.get("drainS", 0.0) for w in rows],
             "mockCpuMsPerTurn": round(1000 * sum(w["cpuS"]["mock"] for w in rows) / total_turns, 3),
+            "servicesCpuMsPerTurn": round(1000 * sum(w["cpuS"].get("services", 0.0) for w in rows) / total_turns, 3),
             "harnessCpuMsPerTurn": round(1000 * sum(w["cpuS"]["harness"] for w in rows) / total_turns, 3),
             "ttfbP50Ms": statistics.median(w["ttfb"].get("p50", float("nan")) for w in rows),
             "failed": sum(w["failed"] for w in rows),

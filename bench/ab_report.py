@@ -39,8 +39,8 @@ def markdown(doc: dict[str, Any]) -> str:
             "",
             "| side | turns/s per window | median | ratio to first (median of per-round ratios) | turns per server "
             "CPU-s (drain included) | drain after the window (s) | mock CPU ms/turn | harness CPU ms/turn "
-            "| TTFB p50 (ms) | failed |",
-            "| --- | --- | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: |",
+            "| PostgreSQL + Redis CPU ms/turn | TTFB p50 (ms) | failed |",
+            "| --- | --- | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: |",
         ]
         for name, s in tp["summary"].items():
             per = " / ".join(f"{x:.0f}" for x in s["turnsPerS"])
@@ -48,7 +48,7 @@ def markdown(doc: dict[str, Any]) -> str:
             lines.append(
                 f"| {name} | {per} | {s['median']:.1f} | {s.get('ratioToFirst', '–')} | "
                 f"{s['turnsPerServerCpuS'] or '–'} | {drains} | {s['mockCpuMsPerTurn']} | {s['harnessCpuMsPerTurn']} | "
-                f"{s['ttfbP50Ms']:.1f} | {s['failed']} |"
+                f"{s.get('servicesCpuMsPerTurn', '–')} | {s['ttfbP50Ms']:.1f} | {s['failed']} |"
             )
         lines.append("")
     st = doc.get("streams")

@@ -1,6 +1,7 @@
 """Two real `memchat serve` processes on one PostgreSQL database, as behind a load balancer."""
 
 import asyncio
+import contextlib
 import json
 import os
 import subprocess
@@ -15,6 +16,7 @@ from sqlalchemy import select
 
 from memchat.db.engine import Database, create_database
 from memchat.models import Message
+from memchat.serving import share_cores
 from memchat.settings import Settings
 from tests.conftest import auth, chat_body, create_agent, race_while_held, signup
 from tests.serve import Server, free_port, redis_url, server_env
@@ -234,9 +236,51 @@ async def test_two_workers_on_postgresql_with_redis_answer_and_store_every_turn(
                     f"{server.url}/api/chat", json=chat_body(agent["id"], f"问题{i}"), headers=auth(token)
                 )
             assert response.text == f"回答{i}"
+        assert server.process is not None
+        if http_server == "uvicorn":  # its workers are started afresh (granian's are forked: their
+            # /proc environ is the parent's at its start, though the variable is in their memory)
+            # each worker's embedding model has its share of the cores, not one thread per core each
+            share = str(max(1, len(os.sched_getaffinity(0)) // 2))
+            workers = _descendants(server.process.pid)
+            assert len(workers) >= 2
+            assert {_environ(pid).get("OMP_NUM_THREADS") for pid in workers} == {share}
     finally:
         server.stop()
     assert await live(db) == [item for i in range(6) for item in (("user", f"问题{i}"), ("assistant", f"回答{i}"))]
+
+
+def _descendants(pid: int) -> list[int]:
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError, IndexError, ValueError):
+                parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+                children.setdefault(parent, []).append(int(entry.name))
+    found, todo = [], list(children.get(pid, []))
+    while todo:
+        child = todo.pop()
+        found.append(child)
+        todo.extend(children.get(child, []))
+    return found
+
+
+def _environ(pid: int) -> dict[str, str]:
+    raw = Path(f"/proc/{pid}/environ").read_bytes().decode(errors="replace")
+    return dict(item.split("=", 1) for item in raw.split("\0") if "=" in item)
+
+
+def test_each_worker_gets_its_share_of_the_cores_unless_told() -> None:
+    env: dict[str, str] = {}
+    share_cores(env, 1, 8)
+    assert env == {}  # one worker: the model's own default, a thread per core
+    share_cores(env, 2, 8)
+    assert env == {"OMP_NUM_THREADS": "4"}
+    env = {}
+    share_cores(env, 3, 2)
+    assert env == {"OMP_NUM_THREADS": "1"}
+    env = {"OMP_NUM_THREADS": "2"}
+    share_cores(env, 2, 2)
+    assert env == {"OMP_NUM_THREADS": "2"}  # the operator's choice stands
 
 
 async def test_three_instances_sent_the_same_message_at_once_answer_it_once(
