@@ -92,13 +92,12 @@ def services_cpu_seconds() -> float:
         if not entry.isdigit():
             continue
         try:
-            with open(f"/proc/{entry}/stat") as stat:
-                head, tail = stat.read().rsplit(")", 1)
+            with open(f"/proc/{entry}/comm") as comm:
+                name = comm.read().strip()
         except OSError:
             continue
-        if head.split("(", 1)[1] in SERVICES:
-            fields = tail.split()
-            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        if name in SERVICES:
+            total += cpu_seconds(int(entry))
     return total
 
 

@@ -165,13 +165,13 @@ class ReusingEmbedder:
         return self._inner.dim
 
     async def _embed(self, texts: Sequence[str], is_query: bool) -> Matrix:
+        inner = self._inner.embed_queries if is_query else self._inner.embed_passages
+        if not texts:
+            return await inner([])  # the inner embedder's empty matrix, of its dimension
         found: list[Vector | None] = [self._recent.get((is_query, text)) for text in texts]
         missing = list(dict.fromkeys(text for text, vec in zip(texts, found, strict=True) if vec is None))
-        if missing or not texts:
-            inner = self._inner.embed_queries if is_query else self._inner.embed_passages
+        if missing:
             computed = await inner(missing)
-            if not texts:
-                return computed
             fresh = {text: row.copy() for text, row in zip(missing, computed, strict=True)}
             found = [vec if vec is not None else fresh[text] for text, vec in zip(texts, found, strict=True)]
             for text, vec in fresh.items():
