@@ -62,6 +62,47 @@ def test_a_second_tab_shows_the_reply_as_it_streams(
     assert second.evaluate("document.documentElement.scrollWidth - window.innerWidth") <= 0
 
 
+def test_a_page_whose_first_look_meets_a_turn_started_since_shows_the_message_it_answers(
+    browser: Any, logged_in: Any, server: Server, account: Account, upstream: Upstream
+) -> None:
+    """The phone loads the chat while it is empty; its look for a live reply reaches the server only
+    after the desktop's message started a turn (a slow phone or network), so the reply it follows
+    answers a message its page never had: it fetches that message and shows the two in order."""
+    desktop = logged_in
+    agent_id = create_agent(server, account.token, "小雨")
+    open_chat(desktop, agent_id)
+    with signed_in_page(browser, server, account.token) as phone:
+        phone.set_viewport_size(PHONE)
+        held: list[Any] = []
+        phone.route("**/api/ui/chat/*/stream", lambda route: held.append(route) if not held else route.continue_())
+        with phone.expect_request(lambda request: request.url.endswith("/stream")):
+            open_chat(phone, agent_id)
+        expect(phone.get_by_text("还没有消息，打个招呼吧。")).to_be_visible()
+
+        upstream.script(HELD)
+        send_message(desktop, "你在吗")
+        expect(_replies(desktop).last.get_by_test_id("message-text")).to_have_text("第一段，")
+        assert len(held) == 1
+        held[0].continue_()  # the look answers now: with the reply that streams
+
+        expect(message_items(phone)).to_have_count(2)
+        expect(message_items(phone).first).to_have_attribute("data-role", "user")
+        expect(message_items(phone).first).to_contain_text("你在吗")
+        live = _replies(phone).last
+        expect(live).to_have_attribute("data-status", "streaming")
+        expect(live.get_by_test_id("message-text")).to_have_text("第一段，")
+
+        upstream.release()
+        expect(live.get_by_test_id("message-text")).to_have_text("第一段，第二段。")
+        expect(live).to_have_attribute("data-status", "completed")
+        stored = history(server, account.token, agent_id)
+        assert [m["role"] for m in stored] == ["user", "assistant"]
+        for page in (desktop, phone):
+            expect(message_items(page)).to_have_count(2)
+            for item, message in zip(message_items(page).all(), stored, strict=True):
+                expect(item).to_have_attribute("data-message-id", message["id"])
+
+
 def test_a_phone_follows_the_reply_and_its_retry_does_not_stand_as_an_error(
     browser: Any, logged_in: Any, server: Server, account: Account, upstream: Upstream
 ) -> None:

@@ -248,6 +248,34 @@ function ChatView({ agent, target, firstPage }: { agent: Agent; target: ChatTarg
   useEffect(() => {
     syncRef.current = syncAndTell;
   }, [syncAndTell]);
+  // A reply this page follows that answers a message it does not show: the turn started after the
+  // page was loaded and its first look for a live reply met it (a slow device; no sync came first,
+  // and none runs while the reply streams). The stored message is fetched and put before the reply,
+  // which streams on meanwhile. This tab's own turn is told apart by its unstored message before it.
+  const fetchedAnswered = useRef<string | null>(null);
+  useEffect(() => {
+    const live = messages.at(-1);
+    const answered = live?.metadata?.userMessageId;
+    if (!live || live.role !== "assistant" || live.metadata?.stored || !answered) return;
+    if (fetchedAnswered.current === live.id || messages.some((m) => m.id === answered)) return;
+    const before = messages.at(-2);
+    if (before && !before.metadata?.stored) return;
+    fetchedAnswered.current = live.id;
+    void (async () => {
+      try {
+        const page = await loadMessages(target, { limit: PAGE_SIZE });
+        setMessages((current) => {
+          const reply = current.at(-1);
+          if (reply?.id !== live.id || current.some((m) => m.id === answered)) return current;
+          const stored = page.messages.map(toChatMessage).filter((m) => m.id !== live.id);
+          return [...mergeLatestPage(current.slice(0, -1), stored).messages, reply];
+        });
+      } catch {
+        // offline for a moment: the reply's end syncs the page
+      }
+    })();
+  }, [messages, target, setMessages]);
+
   // Once the reply streams, the user's message is stored: the other tabs can show it.
   useEffect(() => {
     if (status === "streaming") broadcast({ kind: "turn", agentId, chatKey });
