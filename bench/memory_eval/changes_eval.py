@@ -6,7 +6,8 @@ memories are read at the end:
 - change: the last statement changes the first; resolved when the active memories hold the last
   statement and nothing only the earlier one said (when the row names `kept`, the earlier statement
   held an unrelated fact too, and only the last statement is required);
-- compatible: two statements that hold together; kept when both are still active;
+- compatible: two statements that hold together (the first and the last; a line between them is small
+  talk); kept when both are still active;
 - paraphrase: one memory said twice; merged when one active memory is left.
 A row may also name strings (case-insensitive): `current` must be in some active memory, `stale` in
 none, `kept` in some (the unrelated fact survived); the row passes only when these hold too.
@@ -30,7 +31,8 @@ from typing import TYPE_CHECKING
 
 from bench.memory_eval.dataset import HERE
 
-from memchat.memories.extraction.changes import Changes, with_revisions
+from memchat.memories.extraction.changes import Changes
+from memchat.memories.extraction.dropped import with_revisions
 from memchat.memories.extraction.embeddings import EmbeddingExtractor
 from memchat.memories.extraction.planning import ExtractionPlan, most_similar, plan_candidates, plan_operations
 from memchat.memories.language.dedupe import DEFAULT_DUPLICATE_THRESHOLD
@@ -49,6 +51,11 @@ KINDS = ("change", "compatible", "paraphrase")
 LANGUAGES = ("zh", "en")
 CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 SAID_AT_MS = 1_764_741_600_000  # 2025-12-03 06:00 UTC, a Wednesday
+TURN_MS = 60_000  # a sequence's statements are said a minute apart
+
+
+def said_at(origin: int) -> int:
+    return SAID_AT_MS + origin * TURN_MS
 
 
 @dataclass(frozen=True)
@@ -91,7 +98,7 @@ class Store:
         self.next_id += 1
         memory_id = f"m{self.next_id}"
         self.memories.append(
-            StoredMemory(memory_id, draft.type, draft.content, draft.importance, 0, draft.vector, model)
+            StoredMemory(memory_id, draft.type, draft.content, draft.importance, said_at(origin), draft.vector, model)
         )
         self.origin[memory_id] = origin
         self.memories = [m for m in self.memories if m.id not in draft.supersedes]
@@ -119,6 +126,7 @@ def _apply(store: Store, plan: ExtractionPlan, origin: int) -> None:
             store.memories.remove(memory)
         elif change.kind in (MERGED, UPDATED) and change.content is not None:
             memory.content, memory.embedding = change.content, change.vector
+            memory.updated_at_ms = said_at(origin)
             store.origin[memory.id] = origin
     for draft in plan.adds:
         store.add(draft, origin, plan.model)
@@ -132,7 +140,7 @@ async def _say(mode: str, store: Store, text: str, origin: int, embeddings: Memo
     changes = Changes("supersede" if mode.startswith("supersede") else "merge", SAID_AT_MS)
     candidates = await embeddings.extractor.extract(text)
     if changes.supersede:
-        candidates = await with_revisions(text, candidates, store.memories, embeddings)
+        candidates = await with_revisions(text, candidates, store.memories, embeddings, said_at(origin))
     plan = await plan_candidates(candidates, "embeddings", list(store.memories), embeddings, changes=changes)
     _apply(store, plan, origin)
 
@@ -154,7 +162,8 @@ def judge(sequence: Sequence_, store: Store) -> bool:
         # with `kept`, a memory of the first statement must survive (its unrelated fact); `stale` says what must not
         right = last in origins and (bool(sequence.kept) or all(o == last for o in origins))
     elif sequence.kind == "compatible":
-        right = set(range(len(sequence.texts))) <= set(origins)
+        # the first and the last statement are the two facts; a line between them is small talk
+        right = {0, last} <= set(origins)
     else:
         right = len(origins) == 1
     return right and strings_hold(sequence, [m.content for m in store.memories])

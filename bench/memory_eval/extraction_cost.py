@@ -17,9 +17,10 @@ import statistics
 import time
 from pathlib import Path
 
-from bench.memory_eval.changes_eval import SAID_AT_MS, Store, _apply
+from bench.memory_eval.changes_eval import SAID_AT_MS, Store, _apply, said_at
 
-from memchat.memories.extraction.changes import Changes, with_revisions
+from memchat.memories.extraction.changes import Changes
+from memchat.memories.extraction.dropped import with_revisions
 from memchat.memories.extraction.embeddings import EmbeddingExtractor
 from memchat.memories.extraction.planning import plan_candidates
 from memchat.memories.language.dedupe import DEFAULT_DUPLICATE_THRESHOLD
@@ -51,7 +52,7 @@ async def measure(path: Path) -> dict[str, float]:
             text = turn["user"]
             started, started_cpu = time.perf_counter(), time.process_time()
             candidates = await extractor.extract(text)
-            candidates = await with_revisions(text, candidates, store.memories, embeddings)
+            candidates = await with_revisions(text, candidates, store.memories, embeddings, said_at(n))
             plan = await plan_candidates(candidates, "embeddings", list(store.memories), embeddings, changes=changes)
             wall.append((time.perf_counter() - started) * 1000)
             cpu.append((time.process_time() - started_cpu) * 1000)

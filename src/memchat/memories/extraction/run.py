@@ -16,7 +16,8 @@ from memchat.errors import UpstreamError
 from memchat.llm.client import LLMClient
 from memchat.memories import repository
 from memchat.memories.extraction.apply import AppliedPlan, apply_plan
-from memchat.memories.extraction.changes import Changes, with_revisions
+from memchat.memories.extraction.changes import Changes
+from memchat.memories.extraction.dropped import with_revisions
 from memchat.memories.extraction.llm import (
     ParseResult,
     build_extraction_messages,
@@ -74,7 +75,7 @@ async def _plan(
         if strategy in ("embeddings", "hybrid") and embeddings is not None:
             gate = await embeddings.extractor.extract(user_text)
             if changes.supersede:
-                gate = await with_revisions(user_text, gate, known, embeddings)
+                gate = await with_revisions(user_text, gate, known, embeddings, said_at_ms)
             if strategy == "embeddings" or not gate:
                 return await plan_candidates(gate, ACTOR_EMBEDDINGS, known, embeddings, changes=changes)
         if strategy in ("llm", "hybrid") and llm is not None:

@@ -5,7 +5,7 @@ import re
 
 _PEOPLE_ZH = (
     "同事|朋友|闺蜜|哥们|室友|同学|舍友|老板|领导|邻居|舅舅|舅妈|叔叔|阿姨|姑姑|姨|表哥|表姐|表弟|表妹|堂哥|堂姐"
-    "|哥哥?|姐姐?|弟弟?|妹妹?|爸爸?|妈妈?|爷爷|奶奶|外公|外婆|姥姥|姥爷|婆婆|公公|岳父|岳母|老公|老婆|对象|男朋友|女朋友"
+    "|老大|老二|老三|老幺|大儿子|小儿子|二儿子|大女儿|小女儿|二女儿|哥哥?|姐姐?|弟弟?|妹妹?|爸爸?|妈妈?|爷爷|奶奶|外公|外婆|姥姥|姥爷|婆婆|公公|岳父|岳母|老公|老婆|对象|男朋友|女朋友"
     "|男友|女友|儿子|女儿|闺女|孩子|娃|宝宝|合伙人|师傅|徒弟|学生|病人|客户|兄弟|姐妹|媳妇|丈夫|妻子|先生|太太|发小|队友"
     "|搭档|上司|实习生|侄子|侄女|外甥|外甥女|孙子|孙女|亲戚|家人"
 )
@@ -15,7 +15,7 @@ _SOMEONE_ELSE = re.compile(
     r"|^(?:so |oh |btw,? )?(?:my|our|a) (?:\w+ )?(coworker|colleague|friend|bestie|roommate|classmate|boss|neighbou?r|"
     r"uncle|aunt|cousin|brother|sister|mom|mother|dad|father|grandma|grandpa|husband|wife|partner|boyfriend|girlfriend|"
     r"son|daughter|kid|baby|team|manager|patient|client|buddy|pal|fianc[eé]e?|niece|nephew|grandson|granddaughter|"
-    r"in-laws?|stepson|stepdaughter|teammate|bandmate|ex)s?\b",
+    r"in-laws?|stepson|stepdaughter|teammate|bandmate|ex|oldest|eldest|youngest|middle one|firstborn)s?\b",
     re.IGNORECASE,
 )
 
