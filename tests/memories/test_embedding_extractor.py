@@ -74,7 +74,14 @@ async def test_the_moments_state_is_not_remembered(extractor: EmbeddingExtractor
 # each judged "nothing" by the classifier alone (nothing 0.51-0.73), kept by `lasting.py`
 @pytest.mark.parametrize(
     "text",
-    ["My sister runs a bakery in Duluth.", "我右眼有点弱视。", "奶奶腿脚不太方便。", "Our beagle Mochi hates rain."],
+    [
+        "My sister runs a bakery in Duluth.",
+        "我右眼有点弱视。",
+        "奶奶腿脚不太方便。",
+        "Our beagle Mochi hates rain.",
+        "We've got a parrot named Mango.",
+        "我左耳听力不太好。",
+    ],
 )
 async def test_a_lasting_fact_of_the_user_or_the_family_is_kept(extractor: EmbeddingExtractor, text: str) -> None:
     [kept] = await extractor.extract(text)
@@ -92,7 +99,9 @@ async def test_what_to_call_the_user_is_style_and_a_name_a_fact(
     assert (first.type, first.content.split(",")[0].rstrip(".")) == (memory_type, text.split(",")[0].rstrip("."))
 
 
-@pytest.mark.parametrize("text", ["我妈在厨房做饭。", "my cat is asleep on my keyboard right now", "我没有近视。"])
+@pytest.mark.parametrize(
+    "text", ["我妈在厨房做饭。", "my cat is asleep on my keyboard right now", "我没有近视。", "耳朵进水了，好难受。"]
+)
 async def test_the_same_shapes_of_the_moment_or_negated_are_not(extractor: EmbeddingExtractor, text: str) -> None:
     assert await extractor.extract(text) == []
 

@@ -29,6 +29,8 @@ _LASTING_ZH = (
     re.compile(
         rf"(?:{_RELATIVES_ZH})[^，。！!,.？?我]{{0,3}}?在[{_CJK}]{{1,8}}?(?:里|上)?(?:卖|开|当|教|上班|工作|打工|摆摊|种)"
     ),
+    # 我左耳听力不太好 / 右耳有点背 (the hearing of one's own ear, not a passing 眼睛不舒服)
+    re.compile(r"(?:左耳|右耳|耳朵|一只耳)[^，。！!,.]{0,3}?(?:听力(?:一直)?(?:不太|不大|不)好|有点背|背)"),
     # 外婆眼睛不太好 / 我爸腿脚不方便
     re.compile(rf"(?:{_RELATIVES_ZH})的?(?:眼睛|耳朵|腿脚?|腰|心脏|身体)(?:一直|不太|不大|不)(?:好|方便|灵)"),
 )
@@ -51,7 +53,7 @@ _RELATIVES_EN = (
 _LASTING_EN = (
     # "I have a cat named Pickles" / "we've got two dogs" / "My tabby Olive runs the house"
     re.compile(
-        rf"\b(?:i|we)\s+(?:have|'ve got|have got|got|adopted|own)\s+(?:an?|two|three|four|\d)\s+(?:\w+\s+){{0,2}}?"
+        rf"\b(?:i|we)\s*(?:have|'ve got|have got|got|adopted|own)\s+(?:an?|two|three|four|\d)\s+(?:\w+\s+){{0,2}}?"
         rf"(?:{_PETS_EN})\b|\b(?:my|our)\s+(?:\w+\s+)?(?:{_PETS_EN})\s+(?-i:[A-Z][a-z]+)\b",
         re.IGNORECASE,
     ),
