@@ -139,6 +139,41 @@ async def test_a_stop_that_reaches_no_owner_takes_the_turn_and_the_owner_stores_
     assert [(m.role, m.content) for m in rows] == [("user", "你好"), ("assistant", "重答")]
 
 
+async def test_a_stop_whose_frozen_owner_still_looks_alive_takes_the_turn_after_its_wait(
+    postgres_url: str, upstream: TestUpstream, tmp_path: Path, db: Database
+) -> None:
+    """The owner freezes while its liveness in Redis still runs (a long lease here): the stop reaches
+    a turn that looks alive, asks its owner to stop, and hears nothing back within its wait (the save
+    deadline and a margin). It then takes the turn in the database as for an owner it cannot reach,
+    so the owner, when it wakes, stores nothing and its client is not told "success"."""
+    env = {"MEMCHAT_TURN_LEASE_S": "60", "MEMCHAT_SAVE_DEADLINE_S": "1"}
+    async with started(postgres_url, upstream, tmp_path, **env) as (a, b):
+        token, agent = await first_user(a)
+        upstream.script(Reply(deltas=["旧", "的回答"], hold_after=1), Reply(text="重答"))
+        body = chat_body(str(agent["id"]), "你好", message_id="m-1")
+        async with httpx.AsyncClient(timeout=60, verify=False) as client:
+            async with client.stream("POST", f"{a.url}/api/chat", json=body, headers=auth(token)) as stalled:
+                chunks = stalled.aiter_text()
+                assert "旧" in await anext(chunks)
+                os.kill(_process(a), signal.SIGSTOP)
+                try:
+                    stop = await client.post(f"{b.url}/api/chat/{agent['id']}/stop", headers=auth(token))
+                    assert stop.status_code == 204
+                    async with db.read() as session:
+                        states = (await session.execute(select(Message.reply_state))).scalars().all()
+                    assert states == ["interrupted"]  # taken, though its lease runs for another minute
+                finally:
+                    os.kill(_process(a), signal.SIGCONT)
+                upstream.release()
+                with pytest.raises(httpx.RemoteProtocolError):  # not a success: the body breaks off
+                    await _read_to_the_end(chunks)
+            again = await client.post(f"{b.url}/api/chat", json=body, headers=auth(token))
+            assert again.text == "重答"
+    async with db.read() as session:
+        rows = (await session.execute(select(Message).order_by(Message.seq))).scalars().all()
+    assert [(m.role, m.content) for m in rows] == [("user", "你好"), ("assistant", "重答")]
+
+
 async def _waiting_on_a_lock(db: Database, count: int) -> None:
     """Wait (bounded) until `count` sessions of this database wait for a lock: the database's say."""
     query = text(

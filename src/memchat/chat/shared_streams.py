@@ -17,7 +17,6 @@ connection, so connections left over from before a Redis restart cost no error.
 """
 
 import asyncio
-import contextlib
 import json
 import logging
 from typing import Any
@@ -223,12 +222,15 @@ class RedisTurnStreams:
         except (RedisError, OSError) as exc:
             log.warning("stop: Redis is unreachable: %s", exc)
             raise _unavailable("a stop") from None
+        ended = True
         for reply_id in live:
-            with contextlib.suppress(TimeoutError):
+            try:
                 async with asyncio.timeout(self._stop_wait_s):
                     async for _batch in self._follow(reply_id, b"0"):
                         pass
-        return bool(live)
+            except TimeoutError:
+                ended = False  # alive by its key, but its owner stores nothing: stalled
+        return bool(live) and ended
 
     async def run(self) -> None:
         """Listen for stops, for the life of the app; reconnects when Redis goes away."""

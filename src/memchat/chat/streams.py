@@ -54,7 +54,9 @@ class TurnStreams(Protocol):
         ...
 
     async def stop(self, conversation_id: str) -> bool:
-        """Stop the conversation's live turns and wait until their logs end; False when none was live."""
+        """Stop the conversation's live turns and wait until their logs end. False when none was live,
+        or when one's log did not end within the wait (its owner stalled with its liveness not yet
+        run out): the caller then takes the turns in the database."""
         ...
 
     async def run(self) -> None:
