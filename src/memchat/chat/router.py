@@ -155,8 +155,9 @@ async def stop_chat(chat_id: ChatId, user: CurrentUser, services: Services) -> R
     Answers once the reply is stored; 204 also when nothing streams.
 
     A turn whose owner the stop does not reach (it stalled past its liveness, or the turn started
-    while Redis was down) is taken from it in the database: it becomes interrupted, nothing of it
-    is stored when its owner wakes (that stream ends as failed), and a retry answers it again."""
+    while Redis was down), or whose owner stores nothing within the stop's wait, is taken from it in
+    the database: it becomes interrupted, nothing of it is stored when its owner wakes (that stream
+    ends as failed), and a retry answers it again."""
     conversation_id = await _conversation_of_chat(services, user.id, chat_id)
     if conversation_id is not None and not await services.streams.stop(conversation_id):
         await services.db.run_write(release_turns, conversation_id, now_ms())

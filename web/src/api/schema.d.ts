@@ -225,8 +225,9 @@ export interface paths {
          *     Answers once the reply is stored; 204 also when nothing streams.
          *
          *     A turn whose owner the stop does not reach (it stalled past its liveness, or the turn started
-         *     while Redis was down) is taken from it in the database: it becomes interrupted, nothing of it
-         *     is stored when its owner wakes (that stream ends as failed), and a retry answers it again.
+         *     while Redis was down), or whose owner stores nothing within the stop's wait, is taken from it in
+         *     the database: it becomes interrupted, nothing of it is stored when its owner wakes (that stream
+         *     ends as failed), and a retry answers it again.
          */
         post: operations["stop_chat_api_chat__chat_id__stop_post"];
         delete?: never;
