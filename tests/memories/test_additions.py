@@ -58,6 +58,23 @@ def test_an_addition_right_after_a_fact_is_kept_with_its_type() -> None:
     assert liked.type == PREFERENCE
 
 
+@pytest.mark.parametrize(
+    ("text", "content"),
+    [
+        # the cleaned sentence has lost its "Also": the sentence as said is what adds
+        (
+            "Also lactose intolerant, just to make dinner plans extra fun.",
+            "lactose intolerant, just to make dinner plans extra fun.",
+        ),
+        # a start word with too adds a second thing, it does not replace the first
+        ("Started learning the cello too, it's humbling.", "Started learning the cello too, it's humbling."),
+    ],
+)
+def test_an_addition_said_with_also_first_or_a_start_too_is_kept(text: str, content: str) -> None:
+    [kept] = additions(text, [], [_memory("I play piano, classical mostly.", PREFERENCE)], SAID)
+    assert (kept.type, kept.content) == (PREFERENCE, content)
+
+
 def test_an_addition_long_after_or_beside_a_boundary_is_not_kept() -> None:
     late = _memory("I'm allergic to shellfish.", minutes_before=ADDITION_WINDOW_MS // 60_000 + 1)
     assert additions("And asthma, though it's mild.", [], [late], SAID) == []

@@ -147,7 +147,9 @@ def additions(
     for fact, content in _dropped_facts(user_text, candidates):
         if len(candidates) + len(found) >= MAX_FACTS_PER_TURN:
             break
-        if says_it_adds(content) and not statement(content).changed and all(f.content != content for f in found):
+        said = statement(content)
+        # the sentence as said: cleaning takes a leading "Also" off; "Started the cello too" adds
+        if says_it_adds(fact) and (said.also or not said.changed) and all(f.content != content for f in found):
             found.append(MemoryDraft(latest.type, content, rule_importance(fact)))
     return found
 
