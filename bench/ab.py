@@ -68,7 +68,7 @@ from bench.run import (
     process,
     wait_http,
 )
-from bench.stats import cpu_seconds, summary_ms
+from bench.stats import cpu_seconds, descendants, summary_ms
 
 REDIS_URL = "redis://127.0.0.1:6379/15"
 MEMORY_TEXTS = (
@@ -103,22 +103,7 @@ def services_cpu_seconds() -> float:
 
 def tree_cpu_seconds(pid: int) -> float:
     """CPU seconds of a process and all its descendants (uvicorn's workers, granian's)."""
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as stat:
-                ppid = int(stat.read().rsplit(")", 1)[1].split()[1])
-        except (OSError, IndexError, ValueError):
-            continue
-        children.setdefault(ppid, []).append(int(entry))
-    total, todo = 0.0, [pid]
-    while todo:
-        p = todo.pop()
-        total += cpu_seconds(p)
-        todo.extend(children.get(p, []))
-    return total
+    return sum(cpu_seconds(p) for p in [pid, *descendants(pid)])
 
 
 def parse_side(spec: str) -> tuple[str, Path, list[str], dict[str, str]]:

@@ -1,7 +1,6 @@
 """Two real `memchat serve` processes on one PostgreSQL database, as behind a load balancer."""
 
 import asyncio
-import contextlib
 import json
 import os
 import subprocess
@@ -12,6 +11,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from bench.stats import descendants
 from sqlalchemy import select
 
 from memchat.db.engine import Database, create_database
@@ -241,27 +241,12 @@ async def test_two_workers_on_postgresql_with_redis_answer_and_store_every_turn(
             # /proc environ is the parent's at its start, though the variable is in their memory)
             # each worker's embedding model has its share of the cores, not one thread per core each
             share = str(max(1, len(os.sched_getaffinity(0)) // 2))
-            workers = _descendants(server.process.pid)
+            workers = descendants(server.process.pid)
             assert len(workers) >= 2
             assert {_environ(pid).get("OMP_NUM_THREADS") for pid in workers} == {share}
     finally:
         server.stop()
     assert await live(db) == [item for i in range(6) for item in (("user", f"问题{i}"), ("assistant", f"回答{i}"))]
-
-
-def _descendants(pid: int) -> list[int]:
-    children: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            with contextlib.suppress(OSError, IndexError, ValueError):
-                parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-                children.setdefault(parent, []).append(int(entry.name))
-    found, todo = [], list(children.get(pid, []))
-    while todo:
-        child = todo.pop()
-        found.append(child)
-        todo.extend(children.get(child, []))
-    return found
 
 
 def _environ(pid: int) -> dict[str, str]:

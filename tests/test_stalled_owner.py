@@ -7,10 +7,12 @@ import json
 import os
 import signal
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import httpx
 import pytest
+from redis.asyncio import Redis
 from sqlalchemy import select, text
 
 from memchat.clock import now_ms
@@ -19,7 +21,7 @@ from memchat.models import Message
 from memchat.models.message import SUPERSEDED
 from memchat.settings import Settings
 from tests.conftest import auth, chat_body
-from tests.serve import Server
+from tests.serve import Server, redis_url
 from tests.test_many_instances import first_user, started
 from tests.upstream import Reply, TestUpstream
 
@@ -42,6 +44,42 @@ async def _lease_has_run_out(db: Database, client_id: str) -> None:
             return
         await asyncio.sleep(0.05)  # polling the database's lease, bounded; no event tells when it ends
     raise AssertionError("the lease never ran out")
+
+
+async def _owner_unreachable(db: Database, client_id: str) -> None:
+    """Wait (bounded) until the frozen owner's lease is over in the database and its liveness in
+    Redis has run out too (the two are renewed at different moments, so the key may outlive the
+    lease): a stop finds no live turn to ask."""
+    await _lease_has_run_out(db, client_id)
+    redis = Redis.from_url(redis_url())
+    try:
+        for _ in range(400):
+            if not await redis.keys("memchat:alive:*"):
+                return
+            await asyncio.sleep(0.05)  # polling the key's expiry, bounded; no event tells when it ends
+    finally:
+        await redis.aclose()
+    raise AssertionError("the owner's liveness never ran out")
+
+
+@asynccontextmanager
+async def _owner_frozen_mid_reply(
+    client: httpx.AsyncClient, upstream: TestUpstream, owner: Server, body: dict[str, object], token: str
+) -> AsyncIterator[None]:
+    """The owner streams the reply's first part over plain text and is frozen (SIGSTOP) for the
+    block; then it wakes, the upstream sends the rest, and its client's body must break off: the
+    owner stores nothing and never ends the reply as a success."""
+    async with client.stream("POST", f"{owner.url}/api/chat", json=body, headers=auth(token)) as stalled:
+        chunks = stalled.aiter_text()
+        assert "旧" in await anext(chunks)
+        os.kill(_process(owner), signal.SIGSTOP)
+        try:
+            yield
+        finally:
+            os.kill(_process(owner), signal.SIGCONT)
+        upstream.release()
+        with pytest.raises(httpx.RemoteProtocolError):  # not a success: the body breaks off
+            await _read_to_the_end(chunks)
 
 
 async def _read_to_the_end(chunks: AsyncIterator[str]) -> str:
@@ -115,19 +153,10 @@ async def test_a_stop_that_reaches_no_owner_takes_the_turn_and_the_owner_stores_
         upstream.script(Reply(deltas=["旧", "的回答"], hold_after=1), Reply(text="重答"))
         body = chat_body(str(agent["id"]), "你好", message_id="m-1")
         async with httpx.AsyncClient(timeout=30, verify=False) as client:
-            async with client.stream("POST", f"{a.url}/api/chat", json=body, headers=auth(token)) as stalled:
-                chunks = stalled.aiter_text()
-                assert "旧" in await anext(chunks)
-                os.kill(_process(a), signal.SIGSTOP)
-                try:
-                    await _lease_has_run_out(db, "m-1")  # and its liveness key in Redis with it
-                    stop = await client.post(f"{b.url}/api/chat/{agent['id']}/stop", headers=auth(token))
-                    assert stop.status_code == 204
-                finally:
-                    os.kill(_process(a), signal.SIGCONT)
-                upstream.release()
-                with pytest.raises(httpx.RemoteProtocolError):  # not a success: the body breaks off
-                    await _read_to_the_end(chunks)
+            async with _owner_frozen_mid_reply(client, upstream, a, body, token):
+                await _owner_unreachable(db, "m-1")
+                stop = await client.post(f"{b.url}/api/chat/{agent['id']}/stop", headers=auth(token))
+                assert stop.status_code == 204
             async with db.read() as session:
                 rows = (await session.execute(select(Message).order_by(Message.seq))).scalars().all()
             assert [(m.role, m.content, m.reply_state) for m in rows] == [("user", "你好", "interrupted")]
@@ -152,21 +181,12 @@ async def test_a_stop_whose_frozen_owner_still_looks_alive_takes_the_turn_after_
         upstream.script(Reply(deltas=["旧", "的回答"], hold_after=1), Reply(text="重答"))
         body = chat_body(str(agent["id"]), "你好", message_id="m-1")
         async with httpx.AsyncClient(timeout=60, verify=False) as client:
-            async with client.stream("POST", f"{a.url}/api/chat", json=body, headers=auth(token)) as stalled:
-                chunks = stalled.aiter_text()
-                assert "旧" in await anext(chunks)
-                os.kill(_process(a), signal.SIGSTOP)
-                try:
-                    stop = await client.post(f"{b.url}/api/chat/{agent['id']}/stop", headers=auth(token))
-                    assert stop.status_code == 204
-                    async with db.read() as session:
-                        states = (await session.execute(select(Message.reply_state))).scalars().all()
-                    assert states == ["interrupted"]  # taken, though its lease runs for another minute
-                finally:
-                    os.kill(_process(a), signal.SIGCONT)
-                upstream.release()
-                with pytest.raises(httpx.RemoteProtocolError):  # not a success: the body breaks off
-                    await _read_to_the_end(chunks)
+            async with _owner_frozen_mid_reply(client, upstream, a, body, token):
+                stop = await client.post(f"{b.url}/api/chat/{agent['id']}/stop", headers=auth(token))
+                assert stop.status_code == 204
+                async with db.read() as session:
+                    states = (await session.execute(select(Message.reply_state))).scalars().all()
+                assert states == ["interrupted"]  # taken, though its lease runs for another minute
             again = await client.post(f"{b.url}/api/chat", json=body, headers=auth(token))
             assert again.text == "重答"
     async with db.read() as session:
