@@ -147,9 +147,11 @@ def additions(
     for fact, content in _dropped_facts(user_text, candidates):
         if len(candidates) + len(found) >= MAX_FACTS_PER_TURN:
             break
+        # the sentence as said: cleaning takes a leading "Also" off
+        if not says_it_adds(fact) or any(f.content == content for f in found):
+            continue
         said = statement(content)
-        # the sentence as said: cleaning takes a leading "Also" off; "Started the cello too" adds
-        if says_it_adds(fact) and (said.also or not said.changed) and all(f.content != content for f in found):
+        if said.also or not said.changed:  # "Started learning the cello too" adds
             found.append(MemoryDraft(latest.type, content, rule_importance(fact)))
     return found
 
