@@ -237,3 +237,19 @@ def test_a_statement_naming_only_what_the_memory_named_repeats_it() -> None:
 )
 def test_a_break_up_and_a_new_partner_fill_the_partner_slot(text: str, partner: set[str] | None) -> None:
     assert read_slots(text)[0].get("name:partner") == (frozenset(partner) if partner else None)
+
+
+@pytest.mark.parametrize(
+    ("text", "also"),
+    [
+        ("I have a cat too.", True),
+        ("Me too, honestly", True),
+        ("Plus I coach my son's soccer team.", True),
+        ("I run, and plus I swim on Sundays.", True),
+        ("That place got way too crowded, so I moved to the YMCA.", False),
+        ("Rolled my ankle one too many times.", False),
+        ("Got bumped to shift lead, it's $23.50 plus overtime.", False),
+    ],
+)
+def test_too_and_plus_add_only_where_they_say_also(text: str, also: bool) -> None:
+    assert analyse(text).also is also

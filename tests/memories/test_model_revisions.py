@@ -52,6 +52,34 @@ async def test_a_remark_near_a_memory_changes_nothing(embeddings: MemoryEmbeddin
 @pytest.mark.parametrize(
     ("first", "second"),
     [
+        (
+            "We live in Olympia, right by the river trail.",
+            "Lease ran out and we landed in Flagstaff, the light here is unreal.",
+        ),
+        ("I drink a double espresso every morning.", "Swapped my morning caffeine for matcha, my stomach was wrecked."),
+    ],
+)
+async def test_a_dropped_change_said_without_a_cue_supersedes_on_a_strong_reading(
+    embeddings: MemoryEmbeddings, first: str, second: str
+) -> None:
+    """No cue word, and the classifier keeps nothing of the sentence: a strong reading as a change of
+    the memory (`PLAIN_REVISION_THRESHOLD`) keeps it, and it replaces that memory."""
+    kept, superseded = await _said_after(embeddings, first, second)
+    assert kept == []
+    assert superseded == ["m1"]
+
+
+async def test_too_before_the_word_it_intensifies_does_not_add(embeddings: MemoryEmbeddings) -> None:
+    """ "way too crowded" is no "also": the move of the membership is a change of gym."""
+    first = "I lift at Iron Temple, the gym on Fifth."
+    second = "That place got way too crowded, so I moved my membership to the YMCA near work."
+    _, superseded = await _said_after(embeddings, first, second)
+    assert superseded == ["m1"]
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
         ("我是吃素的，肉一口不碰。", "为了补蛋白，我现在开始吃鱼和鸡胸肉了。"),
         (
             "I've been fully plant-based for three years.",

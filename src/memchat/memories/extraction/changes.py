@@ -266,6 +266,13 @@ def _names_only_repeated(new: Statement, reading: Reading) -> bool:
     return bool(named) and named <= _names(reading.text, at_sentence_start=True)
 
 
+def names_only_its_names(text: str, reading: Reading) -> bool:
+    """The text names something (a capital that starts it counts), and only what the memory named:
+    "Mochi knocked my mug off the table again" beside "I have a cat named Mochi" tells of the cat."""
+    named = _names(text, at_sentence_start=True)
+    return bool(named) and named <= _names(reading.text, at_sentence_start=True)
+
+
 def _anothers_fact(draft: MemoryDraft, who: str | None, new: Statement, memory: StoredMemory, read: Reading) -> bool:
     """A fact about someone else beside a fact of the user's own: it never replaces or repeats it
     (我住在南京 / 我姐姐刚搬去了重庆), unless both fill one slot (我男朋友叫阿强 / 我现在的对象叫小林).

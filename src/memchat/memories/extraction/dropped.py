@@ -10,6 +10,7 @@ from collections.abc import Iterator, Sequence
 from memchat.clock import now_ms
 from memchat.memories.extraction.changes import (
     MAX_FACTS_PER_TURN,
+    names_only_its_names,
     pair_probabilities,
     pair_readings,
     statement,
@@ -54,18 +55,25 @@ MODEL_REVISION_THRESHOLD = 0.5
 as a revision of an active memory (`model_revisions`; chosen on the development sets)."""
 
 
+PLAIN_REVISION_THRESHOLD = 0.6
+"""The same for a sentence that says no change in words ("Lease ran out and we landed in Flagstaff"
+after "We live in Olympia"; chosen on the development sets)."""
+
+
 async def model_revisions(
     user_text: str,
     candidates: Sequence[MemoryDraft],
     known: Sequence[StoredMemory],
     embeddings: MemoryEmbeddings | None,
 ) -> list[MemoryDraft]:
-    """Sentences the classifier did not keep that say something changed or stopped (a cue word, a
-    negation) and that the pair classifier reads as a change of an active memory about the same
-    person with probability `MODEL_REVISION_THRESHOLD` or more ("Now I take the 7:15 train" after
-    "I commute on the 6:40 train"): kept, with that memory's type. Without the cue the classifier
-    reads remarks as changes (Mochi knocked my mug off the table: a change of having a cat; 那次疼得
-    直冒冷汗 beside 我有肾结石), so a sentence that says no change is never kept here."""
+    """Sentences the classifier did not keep that the pair classifier reads as a change of an active
+    memory about the same person: with probability `MODEL_REVISION_THRESHOLD` or more when the
+    sentence says something changed or stopped (a cue word, a negation: "Now I take the 7:15 train"
+    after "I commute on the 6:40 train"), `PLAIN_REVISION_THRESHOLD` or more when it does not ("Lease
+    ran out and we landed in Flagstaff" after "We live in Olympia"): kept, with that memory's type.
+    A remark near a memory can read as a change (Mochi knocked my mug off the table: a change of
+    having a cat; 那次疼得直冒冷汗 beside 我有肾结石), hence the higher bar without a cue; a sentence
+    that adds (also / too / 也) is never kept here."""
     if embeddings is None or not known:
         return []
     await embeddings.prepare_topics()  # loads the pair classifier
@@ -82,8 +90,8 @@ async def model_revisions(
     found: list[MemoryDraft] = []
     for content, vector in zip(contents, await embeddings.passages(contents), strict=True):
         new = statement(content)
-        if new.also or not (new.changed or new.negative) or len(found) >= budget:
-            continue  # it has to say that something changed or stopped: a remark near a memory does not
+        if new.also or len(found) >= budget:
+            continue
         _, readings = pair_readings(embeddings, new, content, vector, known)
         who = someone_else(first_person(content))
         read = pair_probabilities(embeddings, content, vector, who, known, readings)
@@ -92,7 +100,11 @@ async def model_revisions(
         olds, p = read
         change = p[:, RELATIONS.index(CHANGE)]
         best = int(np.argmax(change))
-        if float(change[best]) >= MODEL_REVISION_THRESHOLD:
+        # a remark near a memory reads as a change more often than a statement that says one does
+        says_so = new.changed or new.negative
+        if not says_so and names_only_its_names(content, olds[best][1]):
+            continue  # "Mochi knocked my mug off the table again" tells of the cat, it changes nothing
+        if float(change[best]) >= (MODEL_REVISION_THRESHOLD if says_so else PLAIN_REVISION_THRESHOLD):
             found.append(MemoryDraft(olds[best][0].type, content, rule_importance(content)))
     return found
 

@@ -75,7 +75,12 @@ _CHANGE_EN = re.compile(
     r"traded|sold|left|joined|transferred|promoted|got rid of|replaced)\b",
     re.IGNORECASE,
 )
-_ALSO_EN = re.compile(r"\b(?:also|too|as well|another|plus|besides)\b", re.IGNORECASE)
+# "too" adds where a clause ends ("I have a cat too"), not before a word it intensifies ("way too
+# crowded", "one too many"); "plus" adds where a clause begins, not between amounts ("$23.50 plus overtime")
+_ALSO_EN = re.compile(
+    r"\b(?:also|as well|another|besides)\b|\btoo\b(?=\s*(?:[,.!?;)]|$))|(?:^|[,.;!?]\s*|\band\s+)plus\b",
+    re.IGNORECASE,
+)
 _TOPIC_EN = re.compile(
     r"\b(?:talk about|talk of|talking about|bring up|bringing up|mention|ask me about|asking me about|ask about|"
     r"discuss|chat about|topic|questions about)\b",

@@ -75,8 +75,13 @@ _BREAK_UP = re.compile(
     r"\b(?:we|i)\s+(?:\w+\s+)?(broke up|split up|ended things|called it quits)\b|\bwe're\s+(done|over)\b",
     re.IGNORECASE,
 )
-# "... and moved to Seattle" anywhere, unless someone else moved ("my best friend moved to Chicago")
-_MOVED_TO = re.compile(rf"\b(?i:moved|relocated)\s+(?i:back\s+|over\s+|out\s+)?(?i:to)\s+{_PLACE}")
+# "... and moved to Seattle" / "moved back home to Duluth" / "ended up moving to Boulder" / "since the move
+# to Albuquerque" anywhere, unless someone else moved ("my best friend moved to Chicago")
+_MOVED_TO = re.compile(
+    rf"\b(?i:(?:moved|relocated|(?:ended|wound)\s+up\s+(?:moving|relocating))"
+    rf"\s+(?:back\s+home\s+|back\s+|over\s+|out\s+|home\s+)?to"
+    rf"|(?:since|after)\s+(?:the|our|my)\s+move\s+to)\s+{_PLACE}"
+)
 _SOMEONE_ELSE = re.compile(
     r"\b(?:my|her|his|their|our)\s+(?:\w+\s+){0,2}(?:just\s+|recently\s+|finally\s+)?$|\b(?:she|he|they)\s+(?:just\s+)?$",
     re.IGNORECASE,
