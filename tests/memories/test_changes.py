@@ -253,3 +253,17 @@ def test_a_break_up_and_a_new_partner_fill_the_partner_slot(text: str, partner: 
 )
 def test_too_and_plus_add_only_where_they_say_also(text: str, also: bool) -> None:
     assert analyse(text).also is also
+
+
+@pytest.mark.parametrize(
+    ("text", "city"),
+    [
+        ("Moved back home to Duluth to help my mom", "duluth"),
+        ("So the lease ran out and I ended up moving to Boulder, way quieter here.", "boulder"),
+        ("Since the move to Albuquerque the kids keep asking where all the water went.", "albuquerque"),
+        ("I'm thinking about moving to Austin next year.", None),  # a plan, not a move
+        ("My best friend moved to Chicago.", None),  # the friend's city
+    ],
+)
+def test_a_move_told_in_other_words_fills_the_city(text: str, city: str | None) -> None:
+    assert read_slots(text)[0].get("city") == (frozenset({city}) if city else None)

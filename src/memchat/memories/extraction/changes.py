@@ -260,16 +260,14 @@ def _names_only_repeated(new: Statement, reading: Reading) -> bool:
     """The new statement names something, only what the memory named, and negates or revises
     nothing: "Nobody beats Radiohead for me" after "Radiohead is my favorite band" says it again
     (a change of mind brings a new value, or says the old one no longer holds)."""
-    if new.negative or new.changed:
-        return False
-    named = _names(new.text, at_sentence_start=False)
-    return bool(named) and named <= _names(reading.text, at_sentence_start=True)
+    return not (new.negative or new.changed) and names_only_its_names(new.text, reading, at_sentence_start=False)
 
 
-def names_only_its_names(text: str, reading: Reading) -> bool:
-    """The text names something (a capital that starts it counts), and only what the memory named:
-    "Mochi knocked my mug off the table again" beside "I have a cat named Mochi" tells of the cat."""
-    named = _names(text, at_sentence_start=True)
+def names_only_its_names(text: str, reading: Reading, *, at_sentence_start: bool = True) -> bool:
+    """The text names something, and only what the memory named: "Mochi knocked my mug off the table
+    again" beside "I have a cat named Mochi" tells of the cat. A capital that starts a sentence of the
+    text counts as a name only with `at_sentence_start`."""
+    named = _names(text, at_sentence_start=at_sentence_start)
     return bool(named) and named <= _names(reading.text, at_sentence_start=True)
 
 
