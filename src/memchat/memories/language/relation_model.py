@@ -19,10 +19,12 @@ chats about their cat does not change the memory of having one) and in the third
 the key fact, and a change dialog's old value beside its change), and
 `UNRELATED_PER_PAIR` unrelated pairs for each: the memory of another pair, of another topic, beside
 this pair's message (a store holds far more unrelated memories than related ones, and an unrelated
-memory must never be retired). Embedding the ~2,000 texts takes a minute or two on two CPU cores, so
-the fitted model ships in `data/relation_model.npz` with a digest of everything it was made from (the
-embedder's name, the pairs, the features' version, the fitting settings); the app uses it only when
-the digest matches. After changing the pairs or a setting: `python -m memchat.memories.language.relation_model`.
+memory must never be retired). The joint reading (`relations.RelationModel`) is fitted on the same
+pairs, each said as one passage. Embedding the ~11,000 texts and ~24,000 joint passages takes about
+twelve minutes on two CPU cores, so the fitted model ships in `data/relation_model.npz` with a digest
+of everything it was made from (the embedder's name, the pairs, the features' version, the fitting
+settings); the app uses it only when the digest matches. After changing the pairs or a setting:
+`python -m memchat.memories.language.relation_model`.
 """
 
 import asyncio
@@ -37,7 +39,16 @@ from typing import Any
 import numpy as np
 
 from memchat.memories.language.classifier import SoftmaxClassifier
-from memchat.memories.language.relations import FEATURES_VERSION, RELATIONS, UNRELATED, RelationModel
+from memchat.memories.language.relations import (
+    FEATURES_VERSION,
+    JOINT_VERSION,
+    RELATIONS,
+    UNRELATED,
+    RelationModel,
+    joint_features,
+    joint_text,
+    unit_vector,
+)
 from memchat.memories.language.shipped import digest_of, shipped_arrays
 
 FILE = "data/relation_model.npz"
@@ -96,6 +107,7 @@ def with_unrelated(pairs: Sequence[Pair], per_pair: int = UNRELATED_PER_PAIR, se
 def fitting() -> dict[str, Any]:
     return {
         "features": FEATURES_VERSION,
+        "joint": JOINT_VERSION,
         "unrelated_per_pair": UNRELATED_PER_PAIR,
         "l2": L2,
         "epochs": EPOCHS,
@@ -112,12 +124,15 @@ def load_model(digest: str) -> RelationModel | None:
     with shipped_arrays(FILE, digest) as data:
         if data is None:
             return None
-        arrays = {k: data[k] for k in ("mean", "scale", "weights", "bias")}
-        return RelationModel(SoftmaxClassifier.from_arrays(arrays))
+        keys = ("mean", "scale", "weights", "bias")
+        joint = SoftmaxClassifier.from_arrays({k: data[f"joint_{k}"] for k in keys})
+        return RelationModel(SoftmaxClassifier.from_arrays({k: data[k] for k in keys}), joint)
 
 
 def save_model(path: Path, digest: str, model: RelationModel) -> None:
     arrays: dict[str, Any] = {"digest": np.str_(digest), **model.classifier.arrays()}
+    if model.joint is not None:
+        arrays |= {f"joint_{k}": v for k, v in model.joint.arrays().items()}
     np.savez_compressed(path, **arrays)
 
 
@@ -140,7 +155,12 @@ async def fit_packaged(path: Path) -> None:
     rows = np.stack([pair_rows(embeddings, p.new, vectors[p.new], [(p.old, vectors[p.old])])[0] for p in pairs])
     labels = [RELATIONS.index(p.relation) for p in pairs]
     classifier = SoftmaxClassifier.fit(rows, labels, len(RELATIONS), l2=L2, epochs=EPOCHS)
-    save_model(path, made_from(labelled, embedder.name), RelationModel(classifier))
+    said = [joint_text(p.old, p.new) for p in pairs]
+    joints = [row for i in range(0, len(said), 64) for row in await embedder.embed_passages(said[i : i + 64])]
+    centre = embeddings.extractor.language_center
+    units = [unit_vector(j, centre(p.new)) for p, j in zip(pairs, joints, strict=True)]
+    joint = SoftmaxClassifier.fit(joint_features(rows, units), labels, len(RELATIONS), l2=L2, epochs=EPOCHS)
+    save_model(path, made_from(labelled, embedder.name), RelationModel(classifier, joint))
 
 
 if __name__ == "__main__":
