@@ -154,7 +154,12 @@ class PairRead:
 
     similarities: list[float | None]
     readings: list[Reading]
-    model: "tuple[list[tuple[StoredMemory, Reading]], Matrix] | None"
+    model: "ModelReading | None"
+
+
+ModelReading = tuple[list[tuple[StoredMemory, Reading]], "Matrix"]
+"""The memories a statement may change, each with its rules' reading, and the pair classifier's
+probabilities of each relation (`RELATIONS`) of the statement to each."""
 
 
 def pair_readings(
@@ -268,11 +273,10 @@ def pair_probabilities(
     about: frozenset[str | None],
     known: Sequence[StoredMemory],
     readings: Sequence[Reading],
-) -> "tuple[list[tuple[StoredMemory, Reading]], Matrix] | None":
+) -> ModelReading | None:
     """The active memories that may be about whom `content` is about (`about`, `people.whom`) and
-    have a vector, with their readings,
-    and the pair classifier's probabilities of each relation (`RELATIONS`) of `content` to each;
-    None when there is no such memory."""
+    have a vector, with their readings, and the pair classifier's probabilities of each relation
+    (`RELATIONS`) of `content` to each; None when there is no such memory."""
     from memchat.memories.extraction.pairs import rows_for
 
     assert embeddings.relations is not None

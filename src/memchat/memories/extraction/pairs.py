@@ -10,6 +10,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from memchat.memories.extraction.changes import (
+    ModelReading,
     PairRead,
     Reading,
     pair_probabilities,
@@ -23,10 +24,6 @@ from memchat.memories.language.people import whom
 from memchat.memories.language.relations import joint_features, joint_text, pair_features, reading, unit_vector
 from memchat.memories.language.semantic import MemoryEmbeddings, first_person
 from memchat.memories.types import StoredMemory
-
-ModelReading = tuple[list[tuple[StoredMemory, Reading]], Matrix]
-"""The memories a statement may change, each with its rules' reading, and the pair classifier's
-probabilities of each relation (`RELATIONS`) of the statement to each."""
 
 
 def rows_for(
