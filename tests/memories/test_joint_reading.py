@@ -70,6 +70,7 @@ async def test_things_side_by_side_are_both_kept(embeddings: MemoryEmbeddings, f
         ("I switched to weekends now.", "I work weekdays.", False),  # says it changed
         ("Sundays are for the climbing gym now.", "I play basketball on Saturdays.", False),
         ("周六改成去打台球了。", "我每周六去游泳。", False),
+        ("小黑去年走丢了，后来我又养了只兔子。", "我家的猫叫小黑。", False),  # 后来…又: what came next
     ],
 )
 def test_what_sits_side_by_side(new: str, old: str, beside: bool) -> None:

@@ -90,6 +90,8 @@ _PARTS = tuple(
 # 还 / 又 before a verb of doing or having, 另一 (the other one): one more thing beside the first
 # (阳台上还养了好多多肉, 最近又报了个尤克里里班, 另一套在海南).
 _ONE_MORE = re.compile(r"还[养跑学报做开接玩兼练种带考买]|又[报养买学开接玩练种带考]|另一[个套只辆份家]")
+# ...but after 后来 / 然后, 又 tells what came next (豆豆飞走了，后来我又养了两只仓鼠: in the parrot's place).
+_NEXT = re.compile(r"后来|然后|之后|接着")
 
 
 def side_by_side(new: Statement, old: Statement) -> bool:
@@ -97,7 +99,7 @@ def side_by_side(new: Statement, old: Statement) -> bool:
     not say that something changed: never a replacement."""
     if new.changed:
         return False
-    if _ONE_MORE.search(new.text):
+    if _ONE_MORE.search(new.text) and not _NEXT.search(new.text):
         return True
     return any(
         (one.search(new.text) and other.search(old.text)) or (other.search(new.text) and one.search(old.text))
