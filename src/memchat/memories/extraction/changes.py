@@ -25,7 +25,7 @@ from memchat.memories.language.conflicts import (
     relation,
 )
 from memchat.memories.language.dates import resolve_event_date
-from memchat.memories.language.people import may_be_about, someone_else, whom
+from memchat.memories.language.people import someone_else, whom
 from memchat.memories.language.semantic import MemoryEmbeddings, first_person
 from memchat.memories.language.topics import one_at_a_time, same_topic
 from memchat.memories.types import FACT, PREFERENCE, MemoryDraft, StoredMemory
@@ -215,32 +215,18 @@ month" after "I work as a bank teller" (chosen on fresh3-12 and heldout8, 11, 12
 retired a class moved to Friday). No plain remark retires a dated event (`_keeps_its_day`)."""
 
 
-def _model_choice(
-    candidate: MemoryDraft,
-    new: Statement,
-    vector: bytes | None,
-    known: Sequence[StoredMemory],
-    readings: Sequence[Reading],
-    embeddings: MemoryEmbeddings | None,
-    read: PairRead | None = None,
-) -> tuple[str, str] | None:
+def _model_choice(candidate: MemoryDraft, new: Statement, model: "ModelReading | None") -> tuple[str, str] | None:
     """(memory id, CONTRADICTS or SAME): the one memory the pair classifier says the candidate
     changes or repeats (probabilities of both together at least `REPLACE_THRESHOLD`, or of a change
     at least `CUE_CHANGE_THRESHOLD` when the candidate says something changed), among the memories
-    that may be about the same person (`people.whom`); None without a model or vectors."""
-    if embeddings is None or vector is None or embeddings.relations is None:
+    that may be about the same person (`people.whom`); None without the classifier's reading
+    (`pairs.model_reading`)."""
+    if model is None:
         return None
-    import numpy as np  # the `embeddings` extra, present whenever there are embeddings
+    import numpy as np  # the `embeddings` extra, present whenever there is a reading
 
     from memchat.memories.language.relations import CHANGE, PARAPHRASE, RELATIONS, UNRELATED
 
-    if read is not None:
-        model = read.model  # read before judging, jointly where near (`pairs.candidate_read`)
-    else:
-        about = whom(first_person(candidate.content))
-        model = pair_probabilities(embeddings, candidate.content, vector, about, known, readings)
-    if model is None:
-        return None
     olds, p = model
     replace = p[:, RELATIONS.index(CHANGE)] + p[:, RELATIONS.index(PARAPHRASE)]
     best = int(np.argmax(replace))
@@ -266,31 +252,6 @@ def _model_choice(
 def _keeps_its_day(old: StoredMemory, new: Statement, content: str) -> bool:
     """A dated event stays unless the statement says something changed or names a day itself."""
     return old.event_date is not None and not new.changed and resolve_event_date(content, now_ms()) is None
-
-
-def pair_probabilities(
-    embeddings: MemoryEmbeddings,
-    content: str,
-    vector: bytes,
-    about: frozenset[str | None],
-    known: Sequence[StoredMemory],
-    readings: Sequence[Reading],
-) -> ModelReading | None:
-    """The active memories that may be about whom `content` is about (`about`, `people.whom`) and
-    have a vector, with their readings, and the pair classifier's probabilities of each relation
-    (`RELATIONS`) of `content` to each; None when there is no such memory."""
-    from memchat.memories.extraction.pairs import rows_for
-
-    assert embeddings.relations is not None
-    olds = [
-        (m, r, v)
-        for m, r in zip(known, readings, strict=True)
-        if (v := m.vector(embeddings.model)) is not None and may_be_about(about, r.whom)
-    ]
-    if not olds:
-        return None
-    rows = rows_for(embeddings, content, vector, [r for _, r, _ in olds], [v for _, _, v in olds])
-    return [(m, r) for m, r, _ in olds], embeddings.relations.probabilities(rows)
 
 
 # A name in Latin letters (Radiohead, Blue Bottle, UCLA) or a number: the values a change would bring.
@@ -333,28 +294,22 @@ def _anothers_fact(draft: MemoryDraft, who: str | None, new: Statement, memory: 
 
 def judge_candidate(
     candidate: MemoryDraft,
-    vector: bytes | None,
     known: Sequence[StoredMemory],
     added: Sequence[MemoryDraft],
-    embeddings: MemoryEmbeddings | None,
     changes: Changes,
-    pair_read: PairRead | None = None,
+    pair_read: PairRead,
 ) -> Verdict:
-    """Add, merge, supersede or drop one candidate. `pair_read`: its readings made beforehand
-    (`pairs.candidate_read`, with the joint reading); else they are made here, without it."""
+    """Add, merge, supersede or drop one candidate, by its readings beside the active memories
+    (`pair_read`: `pairs.candidate_read`, made before judging since the joint reading calls the model)."""
     new = statement(candidate.content)
     event_date = candidate.event_date or changes.event_date(candidate.type, candidate.content)
     if any(relation(new, statement(a.content)) == SAME for a in added):
         return Verdict(drop=True)
     contradicted: list[str] = list(candidate.supersedes)
     same: list[tuple[float, str]] = []
-    if pair_read is not None:
-        similarities, readings = pair_read.similarities, pair_read.readings
-    else:
-        similarities, readings = pair_readings(embeddings, new, candidate.content, vector, known)
     who = someone_else(first_person(candidate.content))
-    choice = _model_choice(candidate, new, vector, known, readings, embeddings, pair_read)
-    for memory, similarity, read in zip(known, similarities, readings, strict=True):
+    choice = _model_choice(candidate, new, pair_read.model)
+    for memory, similarity, read in zip(known, pair_read.similarities, pair_read.readings, strict=True):
         old, verdict = read.old, read.verdict
         if verdict != COMPATIBLE and who is not None and read.who not in (None, who):
             verdict = COMPATIBLE  # two other people's facts never replace or repeat each other (我爸… / 我妈…)

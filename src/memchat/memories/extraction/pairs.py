@@ -13,14 +13,13 @@ from memchat.memories.extraction.changes import (
     ModelReading,
     PairRead,
     Reading,
-    pair_probabilities,
     pair_readings,
     read_pair,
     statement,
 )
 from memchat.memories.language.conflicts import analyse
 from memchat.memories.language.embedder import Matrix, vector_from_bytes
-from memchat.memories.language.people import whom
+from memchat.memories.language.people import may_be_about, whom
 from memchat.memories.language.relations import joint_features, joint_text, pair_features, reading, unit_vector
 from memchat.memories.language.semantic import MemoryEmbeddings, first_person
 from memchat.memories.types import StoredMemory
@@ -72,24 +71,32 @@ async def model_reading(
     known: Sequence[StoredMemory],
     readings: Sequence[Reading],
 ) -> ModelReading | None:
-    """`changes.pair_probabilities`, with the rows the first reading finds near read again jointly
-    (`relations.RelationModel`: the memory and the statement embedded as one passage)."""
-    read = pair_probabilities(embeddings, content, vector, about, known, readings)
+    """The active memories that may be about whom `content` is about (`about`, `people.whom`) and
+    have a vector, with their readings, and the pair classifier's probabilities of each relation
+    (`RELATIONS`) of `content` to each; None when there is no such memory. The rows the first reading
+    finds near are read again jointly (`relations.RelationModel`: the memory and the statement
+    embedded as one passage), and the two readings averaged."""
     model = embeddings.relations
-    if read is None or model is None:
-        return read
-    olds, p = read
+    assert model is not None
+    olds = [
+        (m, r, v)
+        for m, r in zip(known, readings, strict=True)
+        if (v := m.vector(embeddings.model)) is not None and may_be_about(about, r.whom)
+    ]
+    if not olds:
+        return None
+    first = rows_for(embeddings, content, vector, [r for _, r, _ in olds], [v for _, _, v in olds])
+    read = [(m, r) for m, r, _ in olds], model.probabilities(first)
+    p = read[1]
     rows = model.joint_candidates(p)
     if not rows:
         return read
     joints = await embeddings.embedder.embed_passages([joint_text(olds[i][1].text, content) for i in rows])
     centre = embeddings.extractor.language_center(content)
-    vectors = [v for i in rows if (v := olds[i][0].vector(embeddings.model)) is not None]
-    base = rows_for(embeddings, content, vector, [olds[i][1] for i in rows], vectors)
-    again = model.joint_probabilities(joint_features(base, [unit_vector(j, centre) for j in joints]))
+    again = model.joint_probabilities(joint_features(first[rows], [unit_vector(j, centre) for j in joints]))
     p = p.copy()
     p[rows] = (p[rows] + again) / 2  # both readings, as one: the joint alone retired facts on remarks
-    return olds, p
+    return read[0], p
 
 
 async def candidate_read(

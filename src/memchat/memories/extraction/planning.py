@@ -113,12 +113,11 @@ async def plan_candidates(
         vectors = list(await embeddings.passages([c.content for c in candidates]))
         plan.model = embeddings.model
     if changes is not None and changes.supersede:
-        reads: list[PairRead | None] = [None] * len(candidates)
         if embeddings is not None and candidates:
             await embeddings.prepare_topics()
-            pairs = zip(candidates, vectors, strict=True)
-            reads = [await candidate_read(embeddings, c.content, v, known) for c, v in pairs]
-        judge_candidates(candidates, vectors, known, embeddings, plan, changes, reads)
+        pairs = zip(candidates, vectors, strict=True)
+        reads = [await candidate_read(embeddings, c.content, v, known) for c, v in pairs]
+        judge_candidates(candidates, vectors, known, plan, changes, reads)
         return plan
     deduper = _Deduper(known, embeddings)
     merged: set[str] = set()
@@ -139,18 +138,16 @@ def judge_candidates(
     candidates: Sequence[MemoryDraft],
     vectors: Sequence[bytes | None],
     known: Sequence[StoredMemory],
-    embeddings: MemoryEmbeddings | None,
     plan: ExtractionPlan,
     changes: Changes,
-    reads: Sequence["PairRead | None"] = (),
+    reads: Sequence[PairRead],
 ) -> None:
-    """`supersede` mode: add, merge or supersede each candidate (vectors already computed, and its
-    readings where `reads` has them: `pairs.candidate_read`)."""
+    """`supersede` mode: add, merge or supersede each candidate (vectors and readings already made:
+    `pairs.candidate_read`)."""
     merged: set[str] = set()
     added: list[MemoryDraft] = []
-    for i, (candidate, vector) in enumerate(zip(candidates, vectors, strict=True)):
-        read = reads[i] if i < len(reads) else None
-        verdict = judge_candidate(candidate, vector, known, added, embeddings, changes, read)
+    for candidate, vector, read in zip(candidates, vectors, reads, strict=True):
+        verdict = judge_candidate(candidate, known, added, changes, read)
         if verdict.drop:
             log.info("candidate %r repeats this turn's own addition; dropped", candidate.content[:40])
         elif verdict.merge_into is not None:

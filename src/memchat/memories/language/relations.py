@@ -102,8 +102,8 @@ def joint_features(rows: Matrix, joint_units: Sequence[Vector]) -> Matrix:
 class RelationModel:
     """The fitted pair classifier: the first reading, over the two statements' vectors, and the joint
     reading, which adds the vector of the two said as one passage (`joint_text`). Read apart, "Sold
-    the old thing, I'm in a Subaru Outback now" and "I drive a 2009 Jeep Wrangler" share little (the
-    first reading says unrelated, 0.92); read as one passage the model attends from one to the other.
+    the old thing, I'm in a Subaru Outback now" and "I drive a 2009 Jeep Wrangler" read as a change at
+    0.42; read as one passage, where the model attends from one to the other, at 0.51 (averaged).
     It costs one more model call per pair, hence only for the pairs the first reading finds near."""
 
     classifier: SoftmaxClassifier
