@@ -13,8 +13,9 @@ from tests.conftest import Running, auth, chat, create_agent, signup, start_serv
 from tests.upstream import Reply, TestUpstream
 
 if TYPE_CHECKING:
+    from memchat.memories.extraction.planning import ExtractionPlan
     from memchat.memories.language.semantic import MemoryEmbeddings
-    from memchat.memories.types import StoredMemory
+    from memchat.memories.types import MemoryDraft, StoredMemory
 
 Serve = Callable[..., Awaitable[Running]]
 
@@ -123,3 +124,26 @@ async def stored(embeddings: "MemoryEmbeddings", text: str) -> "list[StoredMemor
     [old] = await embeddings.extractor.extract(text)
     [vector] = await embeddings.passages([old.content])
     return [StoredMemory("m1", old.type, old.content, old.importance, 0, vector, embeddings.model)]
+
+
+async def planned(
+    embeddings: "MemoryEmbeddings", known: "list[StoredMemory]", text: str
+) -> "tuple[list[MemoryDraft], ExtractionPlan]":
+    """What the classifier kept of `text`, and the plan the server makes of it after a turn, with the
+    memories `known` active: dropped sentences that change or add (`with_revisions`), then each
+    candidate judged in `supersede` mode."""
+    from memchat.memories.extraction.changes import Changes
+    from memchat.memories.extraction.dropped import with_revisions
+    from memchat.memories.extraction.planning import plan_candidates
+
+    kept = await embeddings.extractor.extract(text)
+    candidates = await with_revisions(text, kept, known, embeddings)
+    return kept, await plan_candidates(candidates, "embeddings", known, embeddings, changes=Changes("supersede"))
+
+
+def touched(plan: "ExtractionPlan") -> list[str]:
+    """The ids of the memories a plan merges into or supersedes."""
+    from memchat.models.memory_event import MERGED
+
+    merged = [c.memory_id for c in plan.changes if c.kind == MERGED]
+    return merged + [m for add in plan.adds for m in add.supersedes]

@@ -6,18 +6,17 @@ databases."""
 
 import pytest
 
-from memchat.memories.extraction.changes import Changes, side_by_side, statement
-from memchat.memories.extraction.dropped import with_revisions
-from memchat.memories.extraction.planning import plan_candidates
+from memchat.memories.extraction.changes import side_by_side, statement
 from memchat.memories.language.semantic import MemoryEmbeddings
-from memchat.models.memory_event import MERGED
 from tests.memories.support import (  # noqa: F401  (the `embeddings` and `serve` fixtures)
     Serve,
     contents,
     local_embeddings,
+    planned,
     say,
     serve_fixture,
     stored,
+    touched,
     user_with_agent,
 )
 from tests.upstream import TestUpstream
@@ -25,11 +24,8 @@ from tests.upstream import TestUpstream
 
 async def _touched(embeddings: MemoryEmbeddings, first: str, second: str) -> tuple[list[str], int]:
     """(the ids the second statement merged or superseded, how many memories it adds)."""
-    known = await stored(embeddings, first)
-    candidates = await with_revisions(second, await embeddings.extractor.extract(second), known, embeddings, None)
-    plan = await plan_candidates(candidates, "embeddings", known, embeddings, changes=Changes("supersede"))
-    touched = [c.memory_id for c in plan.changes if c.kind == MERGED]
-    return touched + [m for add in plan.adds for m in add.supersedes], len(plan.adds)
+    _, plan = await planned(embeddings, await stored(embeddings, first), second)
+    return touched(plan), len(plan.adds)
 
 
 @pytest.mark.parametrize(

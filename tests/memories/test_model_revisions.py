@@ -7,12 +7,9 @@ from dataclasses import replace
 
 import pytest
 
-from memchat.memories.extraction.changes import Changes
-from memchat.memories.extraction.dropped import with_revisions
-from memchat.memories.extraction.planning import plan_candidates
 from memchat.memories.language.semantic import MemoryEmbeddings
 from memchat.memories.types import StoredMemory
-from tests.memories.support import local_embeddings, stored  # noqa: F401  (the `embeddings` fixture)
+from tests.memories.support import local_embeddings, planned, stored  # noqa: F401  (the `embeddings` fixture)
 
 
 async def _said_after(embeddings: MemoryEmbeddings, first: str, second: str) -> tuple[list[str], list[str]]:
@@ -22,9 +19,7 @@ async def _said_after(embeddings: MemoryEmbeddings, first: str, second: str) -> 
 
 async def _said_to(embeddings: MemoryEmbeddings, known: list[StoredMemory], second: str) -> tuple[list[str], list[str]]:
     """The same with the memories `known` active."""
-    kept = await embeddings.extractor.extract(second)
-    candidates = await with_revisions(second, kept, known, embeddings)
-    plan = await plan_candidates(candidates, "embeddings", known, embeddings, changes=Changes("supersede"))
+    kept, plan = await planned(embeddings, known, second)
     return [c.content for c in kept], [m for add in plan.adds for m in add.supersedes]
 
 

@@ -6,18 +6,16 @@ memory it is about (`language/people.py::whom`)."""
 
 import pytest
 
-from memchat.memories.extraction.changes import Changes
-from memchat.memories.extraction.dropped import with_revisions
-from memchat.memories.extraction.planning import plan_candidates
 from memchat.memories.language.people import ANYONE_ELSE, may_be_about, whom
 from memchat.memories.language.semantic import MemoryEmbeddings
-from memchat.models.memory_event import MERGED
 from tests.memories.support import (  # noqa: F401  (the `embeddings` and `serve` fixtures)
     Serve,
     local_embeddings,
     memories,
+    planned,
     serve_fixture,
     stored,
+    touched,
     turn,
     user_with_agent,
 )
@@ -27,12 +25,8 @@ from tests.upstream import TestUpstream
 async def _after(embeddings: MemoryEmbeddings, first: str, second: str) -> tuple[list[str], list[str]]:
     """(the contents active after saying both, the ids of what the second one merged or superseded)."""
     known = await stored(embeddings, first)
-    candidates = await embeddings.extractor.extract(second)
-    candidates = await with_revisions(second, candidates, known, embeddings, None)
-    plan = await plan_candidates(candidates, "embeddings", known, embeddings, changes=Changes("supersede"))
-    touched = [c.memory_id for c in plan.changes if c.kind == MERGED]
-    touched += [m for add in plan.adds for m in add.supersedes]
-    return [known[0].content, *(a.content for a in plan.adds)], touched
+    _, plan = await planned(embeddings, known, second)
+    return [known[0].content, *(a.content for a in plan.adds)], touched(plan)
 
 
 @pytest.mark.parametrize(
