@@ -76,6 +76,13 @@ class DatabaseSettings(_Group):
     lock_timeout_ms: int = Field(
         default=5000, ge=1, description="PostgreSQL: how long a statement waits for a lock (SQLite: busy timeout)"
     )
+    idle_transaction_timeout_ms: int | None = Field(
+        default=None,
+        ge=0,
+        description="PostgreSQL: a transaction left idle this long (an instance frozen mid-write) is ended by the "
+        "server and its locks freed; default: the turn lease, so a turn another instance takes over is never "
+        "locked by its stalled owner; 0: never",
+    )
     migrate_on_start: bool = Field(
         default=False,
         validation_alias=_env("migrate_on_start", "migrate_on_start"),
@@ -362,6 +369,10 @@ class Settings(BaseModel):
             if name not in given:
                 given[name] = group(_env_file=env_file, **keywords[name])
         _apply_profile(given)
+        database = given["database"]
+        if database.idle_transaction_timeout_ms is None:
+            lease_ms = round(given["limits"].turn_lease_s * 1000)
+            given["database"] = database.model_copy(update={"idle_transaction_timeout_ms": lease_ms})
         super().__init__(**given)
 
     @classmethod

@@ -6,7 +6,11 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 import asyncpg
+from sqlalchemy import text
+from sqlalchemy.exc import DBAPIError
 
+from memchat.db.engine import create_database
+from memchat.db.errors import is_busy
 from memchat.settings import Settings
 from tests.conftest import (
     POSTGRES_URL,
@@ -141,3 +145,51 @@ async def test_healthz_says_when_postgresql_accepts_no_writes(
     finally:
         await admin.execute(f'ALTER DATABASE "{name}" RESET default_transaction_read_only')
         await admin.close()
+
+
+async def _frozen_mid_write_then_wait(postgres_url: str, idle_ms: int) -> tuple[bool, bool]:
+    """One instance takes a lock in a transaction and then goes silent (frozen: it sends nothing
+    more); another wants the same lock. Whether the other got it, and whether the frozen one's
+    commit still went through when it woke."""
+    frozen = create_database(
+        Settings(_env_file=None, database_url=postgres_url, database_idle_transaction_timeout_ms=idle_ms).database
+    )
+    other = create_database(Settings(_env_file=None, database_url=postgres_url, database_lock_timeout_ms=2000).database)
+    try:
+        session = frozen.write_sessions()
+        transaction = await session.begin()
+        await session.execute(text("SELECT pg_advisory_xact_lock(20261205)"))
+        got: bool | DBAPIError = True
+        try:
+            async with other.write() as waiting:
+                await waiting.execute(text("SELECT pg_advisory_xact_lock(20261205)"))
+        except DBAPIError as error:
+            got = error
+        if isinstance(got, DBAPIError):
+            assert is_busy(got), got  # it waited its lock timeout out
+            got = False
+        committed = True
+        try:
+            await transaction.commit()
+        except DBAPIError:
+            committed = False
+        await session.close()
+        return got, committed
+    finally:
+        await frozen.dispose()
+        await other.dispose()
+
+
+async def test_a_transaction_left_idle_past_its_timeout_frees_its_locks(postgres_url: str) -> None:
+    """An instance frozen between a write and its commit (SIGSTOP, a paused VM) would block the
+    instance that takes its turn over for as long as it stays frozen; PostgreSQL ends it instead,
+    and its write is then never committed."""
+    assert await _frozen_mid_write_then_wait(postgres_url, idle_ms=200) == (True, False)
+    assert await _frozen_mid_write_then_wait(postgres_url, idle_ms=0) == (False, True)  # 0: never
+
+
+def test_the_idle_transaction_timeout_follows_the_turn_lease() -> None:
+    assert Settings(_env_file=None, turn_lease_s=2).database.idle_transaction_timeout_ms == 2000
+    assert Settings(_env_file=None).database.idle_transaction_timeout_ms == 15_000
+    chosen = Settings(_env_file=None, turn_lease_s=2, database_idle_transaction_timeout_ms=0)
+    assert chosen.database.idle_transaction_timeout_ms == 0

@@ -170,7 +170,12 @@ def create_database(config: DatabaseSettings, **engine_kwargs: Any) -> Database:
         kwargs.update(pool_size=config.pool_size, max_overflow=config.max_overflow)
         # A statement waits at most this long for a lock, then fails as busy (503), as SQLite's
         # busy timeout does; without it a held lock stalls requests and saves indefinitely.
-        kwargs["connect_args"] = {"server_settings": {"lock_timeout": str(config.lock_timeout_ms)}}
+        server_settings = {"lock_timeout": str(config.lock_timeout_ms)}
+        # A transaction whose client went silent (an instance frozen between a write and its commit)
+        # would hold its row locks for as long as it is frozen; the server ends it instead.
+        if config.idle_transaction_timeout_ms:
+            server_settings["idle_in_transaction_session_timeout"] = str(config.idle_transaction_timeout_ms)
+        kwargs["connect_args"] = {"server_settings": server_settings}
     kwargs.update(engine_kwargs)
     engine = create_async_engine(url, **kwargs)
     sqlite_engine = sqlite_thread = None
