@@ -110,9 +110,19 @@ def write(path: Path, rows: Sequence[dict[str, Any]]) -> None:
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path, default=DATA, help="the folder the two files go to")
+    parser.add_argument("--round", type=int, default=2, help="the suffix of the two files (2: the sets above)")
+    parser.add_argument("--sequences", type=_numbers, help="FIRST-LAST: sequences_freshN.jsonl to cut (default 3-7)")
+    parser.add_argument("--dialogs", type=_numbers, help="FIRST-LAST: recall/heldoutN.jsonl to cut (default 3-5)")
     args = parser.parse_args(argv)
-    write(args.out / "change_pairs_seq2.jsonl", sequence_rows(SEQUENCE_SETS))
-    write(args.out / "change_pairs_dialogs2.jsonl", dialog_rows(DIALOG_SETS))
+    sequences = [HERE / f"sequences_fresh{n}.jsonl" for n in args.sequences] if args.sequences else SEQUENCE_SETS
+    dialogs = [HERE / "recall" / f"heldout{n}.jsonl" for n in args.dialogs] if args.dialogs else DIALOG_SETS
+    write(args.out / f"change_pairs_seq{args.round}.jsonl", sequence_rows(sequences))
+    write(args.out / f"change_pairs_dialogs{args.round}.jsonl", dialog_rows(dialogs))
+
+
+def _numbers(text: str) -> range:
+    first, _, last = text.partition("-")
+    return range(int(first), int(last or first) + 1)
 
 
 if __name__ == "__main__":

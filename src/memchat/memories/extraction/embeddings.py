@@ -23,6 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from memchat.memories.extraction.changes import MAX_FACTS_PER_TURN
+from memchat.memories.language.asking import asks_now
 from memchat.memories.language.classifier import (
     DEFAULT_EPOCHS,
     DEFAULT_L2,
@@ -169,8 +170,9 @@ def _settle(c: Classification) -> Classification:
     """A "don't" about how replies look or sound (格式, 语气, 表情, 书面语) is conversation style:
     the classifier leans to `boundary` for any 别/不要, and nothing here is protected. What to call the
     user (call me Lex, 叫我阿杰) is style too, where the classifier said fact and no name is given. The moment's
-    state ("I just got to work") is nothing to keep, however close to a fact it sounds."""
-    if c.type is not None and (_MOMENT.match(c.text) or _MOMENT_EN.match(c.text)):
+    state ("I just got to work") and a request for the moment (怎么写请假条比较正式？: `asking.py`) are
+    nothing to keep, however close to a fact or a style they sound."""
+    if c.type is not None and (_MOMENT.match(c.text) or _MOMENT_EN.match(c.text) or asks_now(c.text)):
         return Classification(text=c.text, type=None, confidence=c.confidence)
     if c.type == BOUNDARY and _PRESENTATION.search(c.text) and not _PROTECTED.search(c.text):
         return Classification(text=c.text, type=CONVERSATION_STYLE, confidence=c.confidence)
