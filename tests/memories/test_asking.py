@@ -49,9 +49,7 @@ def test_what_is_meant_to_last_or_is_about_the_user_does_not(text: str) -> None:
     assert not asks_now(text)
 
 
-async def test_requests_for_the_moment_are_not_remembered_through_the_app(
-    serve: Serve, upstream: TestUpstream
-) -> None:
+async def test_requests_for_the_moment_are_not_remembered_through_the_app(serve: Serve, upstream: TestUpstream) -> None:
     running = await serve(profile="standard")
     token, agent_id = await user_with_agent(running)
     for text in (
