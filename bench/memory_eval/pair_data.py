@@ -11,7 +11,10 @@ held-out: `.venv/bin/python -m bench.memory_eval.pair_data`.
   other later user turn (unrelated: talk near a fact does not change it), and a change dialog's old
   value beside its change.
 
-The sets after them (`sequences_fresh8+`, `recall/heldout6+`) stay out: they judge the model.
+The sets after them stay out: they judge the model. A third round (`--round 3 --sequences 8-12
+--dialogs 6-12`: `change_pairs_seq3.jsonl`, `change_pairs_dialogs3.jsonl`) cuts the same way the sets
+that eighteen held-out pairs later are development data; `sequences_fresh13+` and `recall/heldout13+`
+stay out.
 
 The shipped files were written at 0742792. Cutting into facts reads the slots, and the nickname slot
 added since (b8a57e6) cuts one row differently ("I go by Jules now, nobody uses the old nickname." is
