@@ -16,10 +16,7 @@ recall set's dialogs (`data/change_pairs_dialogs.jsonl`: every user turn of
 bench/memory_eval/recall/dialogs.jsonl beside the dialog's key fact, unrelated, as a user who
 chats about their cat does not change the memory of having one) and in the third to fifth
 (`data/change_pairs_dialogs2.jsonl`: every other later user turn of recall/heldout3-5.jsonl beside
-the key fact, and a change dialog's old value beside its change), the same cut of later sets once
-eighteen had been written (`data/change_pairs_seq3.jsonl`: sequences_fresh8-12;
-`data/change_pairs_dialogs3.jsonl`: recall/heldout6-12; sequences_fresh13+ and recall/heldout13+ stay
-out, to judge the model), and
+the key fact, and a change dialog's old value beside its change), and
 `UNRELATED_PER_PAIR` unrelated pairs for each: the memory of another pair, of another topic, beside
 this pair's message (a store holds far more unrelated memories than related ones, and an unrelated
 memory must never be retired). The joint reading (`relations.RelationModel`) is fitted on the same
@@ -64,8 +61,6 @@ PAIR_FILES = (
     "data/change_pairs_seq2.jsonl",
     "data/change_pairs_dialogs.jsonl",
     "data/change_pairs_dialogs2.jsonl",
-    "data/change_pairs_seq3.jsonl",
-    "data/change_pairs_dialogs3.jsonl",
 )
 UNRELATED_PER_PAIR = 6
 L2 = 0.03
