@@ -63,6 +63,10 @@ def _relation(old: str, new: str) -> str:
         ("My girlfriend Naomi works at the club too.", "We ended things last month, no drama."),  # a break-up
         ("My boyfriend Sam is a chef.", "I'm dating a guy named Theo now."),
         ("I drive a 2009 Volvo wagon.", "I traded it in for a used Prius."),  # the car one traded for
+        ("我开的是一辆五菱宏光。", "老车卖给我徒弟了，新提了一台理想L6。"),  # 提车: a car, whatever its measure word
+        ("我男朋友叫阿哲。", "跟之前那个分了，现在在跟柏舟交往。"),  # 在跟 X 交往: a new partner
+        ("我吃素三年了。", "体检说贫血，最近又吃肉了。"),  # meat again
+        ("I'm pescatarian, have been for years.", "My doctor pushed me and I started eating chicken again."),
     ],
 )
 def test_changes_of_mind_contradict(old: str, new: str) -> None:
@@ -83,6 +87,8 @@ def test_changes_of_mind_contradict(old: str, new: str) -> None:
         ("I live in Austin.", "I moved to Denver too."),
         ("我开的是一辆老桑塔纳。", "我老婆开的是一辆宝马。"),  # her car, not mine
         ("我开的是一辆桑塔纳。", "我买了辆自行车。"),  # a bicycle is no car
+        ("我开的是一辆桑塔纳。", "新买了一台洗衣机。"),  # 台 is a car only after 提了
+        ("我男朋友叫阿哲。", "我和同事交往不多。"),  # 交往 with colleagues is no partner
         ("我在一家快递公司做分拣。", "我妈在一家医院当护工。"),  # her workplace, not mine
         ("住院三天了，天天输液。", "我住在青岛。"),  # 住院 names no city
         ("My cousin is studying nursing in Ohio.", "I'm studying history."),  # the cousin's major

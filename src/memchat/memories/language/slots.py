@@ -58,14 +58,16 @@ _WORKPLACE = re.compile(
 )
 # sent to work in another city: 公司派我去武汉分部
 _POSTED = re.compile(rf"(?:派我去|派我到|被派到|被派去|外派到)([{_CJK}]{{2,3}}?)(?=分部|分公司|分行|总部|工作|上班)")
-# the car one drives: 开的是一辆老捷达 / 提了辆比亚迪 (a value ending in 车 names no car: 新车, 电动车, 自行车)
+# the car one drives: 开的是一辆老捷达 / 提了辆比亚迪 / 新提了一台理想L6 (a value ending in 车 names no car: 新车,
+# 电动车, 自行车)
 _CAR = re.compile(
     rf"(?:开的是|开着|开)(?:一)?[辆台](?:[{_CJK}]{{1,4}}的)?(?:老|旧|新|二手)?([{_CJK}A-Za-z0-9]{{2,8}}?){_VALUE_END}"
-    rf"|(?:换了|提了|买了|入手了?|换成了?)(?:一)?辆(?:新的|二手的?|新|老|旧)?([{_CJK}A-Za-z0-9]{{2,8}}?){_VALUE_END}"
+    rf"|(?:(?:换了|提了|买了|入手了?|换成了?)(?:一)?辆|提了(?:一)?台)(?:新的|二手的?|新|老|旧)?"
+    rf"([{_CJK}A-Za-z0-9]{{2,8}}?){_VALUE_END}"
 )
 # what a person eats as a rule: meat or no meat
 _VEGETARIAN = re.compile(r"吃素|素食|不碰肉|戒肉|纯素|(?<!顿)(?<!天)不吃肉")
-_MEAT = re.compile(r"无肉不欢|(?<!不)爱吃肉|(?<!不)喜欢吃肉|离不开肉|顿顿有肉|肉食动物")
+_MEAT = re.compile(r"无肉不欢|(?<!不)爱吃肉|(?<!不)喜欢吃肉|离不开肉|顿顿有肉|肉食动物|(?:开始|重新|恢复|又)吃肉")
 # whose city it is: 我儿子在深圳工作 is the son's, not the user's
 _SOMEONE = re.compile(
     r"(儿子|女儿|闺女|孩子|老公|老婆|丈夫|妻子|爱人|爸爸?|妈妈?|父母|爸妈|哥哥?|姐姐?|弟弟?|妹妹?|男朋友|女朋友|对象|闺蜜|"
@@ -97,11 +99,12 @@ _EVENT = re.compile(
     rf"|\d{{1,2}}月\d{{1,2}}[号日])[^，。！!,.]{{0,8}}?({_EVENTS})|({_EVENTS})[^，。！!,.]{{0,4}}?(?:改到|在|是|定在)"
     r"(今天|明天|后天|(?:下下|下|这|本)?(?:个)?(?:周|星期|礼拜)[一二三四五六日天末]|(?:下个?月)?\d{1,2}[号日])"
 )
-# a new partner (最近在跟一个叫何屿的男生约会, 跟小周在一起了) and a break-up (我们俩上个月和平分了):
+# a new partner (最近在跟一个叫何屿的男生约会, 跟小周在一起了, 现在在跟柏舟交往) and a break-up (我们俩上个月和平分了):
 # both give `name:partner` a value, so the partner named before is replaced
 _NEW_PARTNER = re.compile(
     rf"(?:跟|和)(?:一个)?叫({_WORD}{{1,4}}?)的(?:男生|女生|男孩|女孩|姑娘|小伙子?|男的|女的|人)(?:约会|在一起|谈|处)"
     rf"|(?:跟|和)(?![我他她一])([{_CJK}]{{2,3}}?)(?:约会|谈恋爱|在一起了|处对象)"
+    rf"|在(?:跟|和)(?![我他她一])([{_CJK}]{{2,3}}?)交往"
 )
 _BREAK_UP = re.compile(
     r"(?:我们|俩|我(?:跟|和)[他她])[^，。！!,.]{0,6}?(?<!差点)(?<!快)(?<!要)(?:和平)?分(?:手)?了|(?<!差点)(?<!快)(?<!要)分手了"
@@ -208,7 +211,7 @@ def read_slots(text: str) -> tuple[dict[str, frozenset[str]], str]:
         put("name:partner", m.group(1) or m.group(2))
     for m in _NEW_PARTNER.finditer(rest):
         if _positive(rest, m.start()):
-            put("name:partner", m.group(1) or m.group(2))
+            put("name:partner", next(g for g in m.groups() if g))
     if (broke := _BREAK_UP.search(rest)) is not None and _someone_before(rest, broke.start()) is None:
         put("name:partner", "分手")
     for m in _MAJOR.finditer(rest):

@@ -203,7 +203,9 @@ _VEGGIE = re.compile(
     re.IGNORECASE,
 )
 _MEAT = re.compile(
-    r"\b(?:meat lover|meat-lover|carnivore|love (?:my )?meat|love steak|eat (?:a lot of )?meat|meat and potatoes)\b",
+    r"\b(?:meat lover|meat-lover|carnivore|love (?:my )?meat|love steak|eat (?:a lot of )?meat|meat and potatoes|"
+    r"(?:started|start|back to|went back to|going back to) eating (?:meat|chicken|beef|pork|steak|burgers)"
+    r"|eating (?:meat|chicken|beef|pork|steak) again)\b",
     re.IGNORECASE,
 )
 _EVENT = re.compile(
