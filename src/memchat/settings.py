@@ -341,9 +341,10 @@ class Settings(BaseModel):
                 given[name] = group(_env_file=env_file, **keywords[name])
         apply_profile(given)
         database = given["database"]
-        if database.idle_transaction_timeout_ms is None:
+        if "idle_transaction_timeout_ms" not in database.model_fields_set:  # the turn lease's, as it is now
             lease_ms = round(given["limits"].turn_lease_s * 1000)
             given["database"] = database.model_copy(update={"idle_transaction_timeout_ms": lease_ms})
+            given["database"].__pydantic_fields_set__.discard("idle_transaction_timeout_ms")
         super().__init__(**given)
 
     @classmethod

@@ -191,5 +191,6 @@ async def test_a_transaction_left_idle_past_its_timeout_frees_its_locks(postgres
 def test_the_idle_transaction_timeout_follows_the_turn_lease() -> None:
     assert Settings(_env_file=None, turn_lease_s=2).database.idle_transaction_timeout_ms == 2000
     assert Settings(_env_file=None).database.idle_transaction_timeout_ms == 15_000
+    assert Settings(_env_file=None).replace(turn_lease_s=3).database.idle_transaction_timeout_ms == 3000
     chosen = Settings(_env_file=None, turn_lease_s=2, database_idle_transaction_timeout_ms=0)
     assert chosen.database.idle_transaction_timeout_ms == 0

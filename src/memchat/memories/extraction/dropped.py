@@ -11,17 +11,15 @@ from memchat.clock import now_ms
 from memchat.memories.extraction.changes import (
     MAX_FACTS_PER_TURN,
     names_only_its_names,
-    pair_readings,
     side_by_side,
     statement,
 )
-from memchat.memories.extraction.pairs import model_reading
+from memchat.memories.extraction.pairs import candidate_read
 from memchat.memories.language.conflicts import CONTRADICTS, relation
 from memchat.memories.language.content import clean_content
 from memchat.memories.language.facts import split_facts
-from memchat.memories.language.people import whom
 from memchat.memories.language.rules import rule_importance
-from memchat.memories.language.semantic import MemoryEmbeddings, first_person
+from memchat.memories.language.semantic import MemoryEmbeddings
 from memchat.memories.types import FACT, PREFERENCE, MemoryDraft, StoredMemory
 
 _SENTENCE_END = re.compile(r"(?<=[。！？!?；;\n])")
@@ -93,8 +91,7 @@ async def model_revisions(
         new = statement(content)
         if new.also or len(found) >= budget:
             continue
-        _, readings = pair_readings(embeddings, new, content, vector, known)
-        read = await model_reading(embeddings, content, vector, whom(first_person(content)), known, readings)
+        read = (await candidate_read(embeddings, content, vector, known)).model
         if read is None:
             continue
         olds, p = read

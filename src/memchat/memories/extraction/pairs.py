@@ -18,7 +18,7 @@ from memchat.memories.extraction.changes import (
     statement,
 )
 from memchat.memories.language.conflicts import analyse
-from memchat.memories.language.embedder import Matrix, vector_from_bytes
+from memchat.memories.language.embedder import Matrix, Vector, vector_from_bytes
 from memchat.memories.language.people import may_be_about, whom
 from memchat.memories.language.relations import joint_features, joint_text, pair_features, reading, unit_vector
 from memchat.memories.language.semantic import MemoryEmbeddings, first_person
@@ -85,18 +85,26 @@ async def model_reading(
     ]
     if not olds:
         return None
+    memories = [(m, r) for m, r, _ in olds]
     first = rows_for(embeddings, content, vector, [r for _, r, _ in olds], [v for _, _, v in olds])
-    read = [(m, r) for m, r, _ in olds], model.probabilities(first)
-    p = read[1]
+    p = model.probabilities(first)
     rows = model.joint_candidates(p)
     if not rows:
-        return read
-    joints = await embeddings.embedder.embed_passages([joint_text(olds[i][1].text, content) for i in rows])
-    centre = embeddings.extractor.language_center(content)
-    again = model.joint_probabilities(joint_features(first[rows], [unit_vector(j, centre) for j in joints]))
-    p = p.copy()
-    p[rows] = (p[rows] + again) / 2  # both readings, as one: the joint alone retired facts on remarks
-    return read[0], p
+        return memories, p
+    units = await joint_units(embeddings, [(olds[i][1].text, content) for i in rows])
+    p[rows] = (p[rows] + model.joint_probabilities(joint_features(first[rows], units))) / 2
+    return memories, p  # both readings, as one: the joint alone retired facts on remarks
+
+
+async def joint_units(embeddings: MemoryEmbeddings, pairs: Sequence[tuple[str, str]], batch: int = 64) -> list[Vector]:
+    """Each (old, new) said as one passage (`relations.joint_text`), embedded and made a unit vector
+    centred on the new statement's language (`relations.unit_vector`): what the joint reading adds to
+    a pair's row. The fit (`relation_model.fit_packaged`) and the server make them here, alike."""
+    texts = [joint_text(old, new) for old, new in pairs]
+    embed = embeddings.embedder.embed_passages
+    joints = [row for i in range(0, len(texts), batch) for row in await embed(texts[i : i + batch])]
+    centre = embeddings.extractor.language_center
+    return [unit_vector(joint, centre(new)) for (_, new), joint in zip(pairs, joints, strict=True)]
 
 
 async def candidate_read(

