@@ -12,7 +12,7 @@ from memchat.agents.repository import set_latest_message
 from memchat.chat.context import TurnContext
 from memchat.chat.digest_summary import roll_summary
 from memchat.clock import now_ms
-from memchat.conversations import messages
+from memchat.conversations import messages, turn_writes
 from memchat.conversations import repository as conversations
 from memchat.db.engine import Database
 from memchat.models.message import EXTRACTION_PENDING, REPLY_DONE, REPLY_FAILED
@@ -90,10 +90,8 @@ def save_assistant_turn(
         summary_before=previous or "",
         reasoning=reasoning,
     )
-    messages.insert_message(conn, values)
     summary = roll_summary(summary_strategy, previous, turn.recent, turn.user_text, message)
-    count = conversations.bump_with_summary(conn, turn.conversation_id, summary=summary, now_ms=now)
-    set_latest_message(conn, agent_id=turn.agent_id, text=message, now_ms=now)
+    count = turn_writes.insert_reply(conn, values, summary=summary)
     return SavedReply(values["id"], turn.agent_id, turn.conversation_id, summary, count)
 
 

@@ -14,7 +14,7 @@ from memchat.auth.repository import user_exists, user_token_cutoff
 from memchat.chat.intent import TurnIntent
 from memchat.chat.prompt import NO_PICTURES, Pictures
 from memchat.clock import now_ms
-from memchat.conversations import messages
+from memchat.conversations import messages, turn_writes
 from memchat.conversations import repository as conversations
 from memchat.conversations.forget import forget_statements, is_digest
 from memchat.db.engine import AnyRow
@@ -87,7 +87,7 @@ def store_user_side(
     """Steps 3-6 in one transaction: agent, conversation, user message (and its pictures), history,
     memories. `picture_history`: see read_pictures."""
     assert intent.agent_id is not None
-    found = conversations.agent_with_conversation(
+    found, branch_locked = conversations.agent_with_conversation(
         conn, user_id=intent.user_id, agent_id=intent.agent_id, conversation_id=intent.conversation_id
     )
     if found is None:
@@ -106,8 +106,8 @@ def store_user_side(
             conn, user_id=intent.user_id, agent_id=found.id, now_ms=now_ms()
         )
         conversation_id, summary = created.id, created.summary
-    else:
-        summary = conversations.lock_branch(conn, conversation_id, read_in_this_transaction=(summary,))
+    elif not branch_locked:  # PostgreSQL: the conversation was created after the locking read found none
+        summary = conversations.lock_branch(conn, conversation_id)
     message = _turn_message(conn, claim, intent, conversation_id, found.id)
     if isinstance(message, StoredReply):
         return message
@@ -286,13 +286,12 @@ def _insert(
         turn_lease_until_ms=claim.until_ms,
         picture_count=len(intent.pictures),
     )
-    seq = messages.insert_message_once(conn, values) if once else messages.insert_message(conn, values)
+    seq = turn_writes.insert_counted(conn, values, once=once)
     if seq is None:
         return None
     stored = files.store_pictures(
         conn, message_id=values["id"], user_id=intent.user_id, pictures=intent.pictures, now_ms=now
     )
-    if not stored:  # raised inside the transaction: the message goes too
+    if not stored:  # raised inside the transaction: the message and its count go too
         raise InvalidInput("a picture sent again is not one of this user's", code="file_not_found")
-    conversations.bump_conversation(conn, conversation_id, count_delta=1, now_ms=now)
     return TurnMessage(values["id"], seq, intent.text, len(intent.pictures))

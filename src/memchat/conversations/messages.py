@@ -6,12 +6,12 @@ Two kinds of access side by side: the chat turn's statements on a sync `Connecti
 
 from typing import Any, cast
 
-from sqlalchemy import Table, bindparam, exists, func, insert, select, update
+from sqlalchemy import Table, bindparam, func, insert, select, update
 from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memchat.conversations.repository import bump_conversation, lock_branch
-from memchat.db.engine import AnyRow, dialect_insert
+from memchat.db.engine import AnyRow
 from memchat.models import Message
 from memchat.models.base import new_id
 from memchat.models.message import (
@@ -99,39 +99,6 @@ def insert_message(conn: Connection, values: dict[str, Any]) -> int:
     """Insert a message (values from message_values); returns its seq."""
     seq = conn.execute(_INSERT_MESSAGE, values).scalar_one()
     return int(seq)
-
-
-_VALUE_COLUMNS = [column for column in messages.c if column.name != "seq"]
-
-
-def _insert_unless_known(dialect: str) -> Any:
-    values = select(*(bindparam(f"v_{c.name}", type_=c.type) for c in _VALUE_COLUMNS)).where(
-        ~exists().where(
-            messages.c.conversation_id == bindparam("v_conversation_id"),
-            messages.c.id == bindparam("v_client_message_id"),
-            messages.c.status != SUPERSEDED,
-        )
-    )
-    return (
-        dialect_insert(dialect)(messages)
-        .from_select(_VALUE_COLUMNS, values)
-        .on_conflict_do_nothing(index_elements=["conversation_id", "client_message_id"])
-        .returning(messages.c.seq)
-    )
-
-
-_INSERT_ONCE = {dialect: _insert_unless_known(dialect) for dialect in ("sqlite", "postgresql")}
-
-
-def insert_message_once(conn: Connection, values: dict[str, Any]) -> int | None:
-    """Insert unless a live message of the conversation is known by this client id (as its client
-    id, by the unique index, or as its own id); its seq, or None when it was known.
-
-    The idempotency check and the insert in one statement: a new message costs no lookup.
-    """
-    params = {f"v_{name}": value for name, value in values.items()}
-    seq = conn.execute(_INSERT_ONCE[conn.dialect.name], params).scalar_one_or_none()
-    return None if seq is None else int(seq)
 
 
 _RECENT = (

@@ -32,11 +32,13 @@ _AGENT_COLUMNS = (agents.c.id, agents.c.name, agents.c.handle, agents.c.default_
 )
 
 
-def _agent_with_conversation(conversation_match: Any) -> Any:
-    joined = agents.join(_users, _users.c.id == agents.c.user_id).outerjoin(
-        conversations, (conversations.c.agent_id == agents.c.id) & conversation_match
-    )
-    return (
+def _agent_with_conversation(conversation_match: Any, *, locked: bool) -> Any:
+    with_users = agents.join(_users, _users.c.id == agents.c.user_id)
+    condition = (conversations.c.agent_id == agents.c.id) & conversation_match
+    # PostgreSQL cannot lock the nullable side of an outer join: the locked form finds only an
+    # existing conversation
+    joined = with_users.join(conversations, condition) if locked else with_users.outerjoin(conversations, condition)
+    statement = (
         select(
             *_AGENT_COLUMNS,
             conversations.c.id.label("conversation_id"),
@@ -46,26 +48,43 @@ def _agent_with_conversation(conversation_match: Any) -> Any:
         .select_from(joined)
         .where(agents.c.id == bindparam("agent_id"), agents.c.user_id == bindparam("user_id"))
     )
+    return statement.with_for_update(key_share=True, of=conversations) if locked else statement
 
 
-_AGENT_WITH_DEFAULT = _agent_with_conversation(conversations.c.slot == DEFAULT_SLOT)
-_AGENT_WITH_GIVEN = _agent_with_conversation(
-    (conversations.c.id == bindparam("conversation_id")) & (conversations.c.user_id == bindparam("user_id"))
-)
+_DEFAULT_MATCH = conversations.c.slot == DEFAULT_SLOT
+_GIVEN_MATCH = (conversations.c.id == bindparam("conversation_id")) & (conversations.c.user_id == bindparam("user_id"))
+# by whether a conversation id is given
+_AGENT_WITH = {
+    False: _agent_with_conversation(_DEFAULT_MATCH, locked=False),
+    True: _agent_with_conversation(_GIVEN_MATCH, locked=False),
+}
+_AGENT_WITH_LOCKED = {
+    False: _agent_with_conversation(_DEFAULT_MATCH, locked=True),
+    True: _agent_with_conversation(_GIVEN_MATCH, locked=True),
+}
 
 
 def agent_with_conversation(
     conn: Connection, *, user_id: str, agent_id: str, conversation_id: str | None
-) -> AnyRow | None:
+) -> tuple[AnyRow | None, bool]:
     """The user's agent with its default conversation, or with `conversation_id` when given, and
-    the user's tokens_valid_after_ms (for the login token's check).
+    the user's tokens_valid_after_ms (for the login token's check); conversation_id is NULL when
+    the conversation does not exist (yet). And whether the conversation is already locked as
+    lock_branch locks it, its summary read under the lock.
 
-    One statement; conversation_id is NULL when the conversation does not exist (yet).
+    PostgreSQL: one statement that takes the lock (FOR NO KEY UPDATE OF conversations) when the
+    conversation exists; when it finds none (not yet, not the user's, no such agent), a second one
+    without the lock says which. SQLite: one statement; the write transaction is the lock.
     """
-    if conversation_id is None:
-        return conn.execute(_AGENT_WITH_DEFAULT, {"agent_id": agent_id, "user_id": user_id}).first()
+    given = conversation_id is not None
     params = {"agent_id": agent_id, "user_id": user_id, "conversation_id": conversation_id}
-    return conn.execute(_AGENT_WITH_GIVEN, params).first()
+    if conn.dialect.name == "postgresql":
+        locked = conn.execute(_AGENT_WITH_LOCKED[given], params).first()
+        if locked is not None:
+            return locked, True
+        return conn.execute(_AGENT_WITH[given], params).first(), False
+    found = conn.execute(_AGENT_WITH[given], params).first()
+    return found, found is not None and found.conversation_id is not None
 
 
 _DEFAULT_CONVERSATION = select(conversations.c.id, conversations.c.summary).where(
@@ -131,20 +150,16 @@ _SUMMARY_FOR_UPDATE = (
 )
 
 
-def lock_branch(
-    conn: Connection, conversation_id: str, *, read_in_this_transaction: tuple[str | None] | None = None
-) -> str | None:
+def lock_branch(conn: Connection, conversation_id: str) -> str | None:
     """Take the conversation's row lock until commit (PostgreSQL; SQLite has one writer anyway);
-    its summary as it stands under the lock. On SQLite, a summary this write transaction already
-    read (`read_in_this_transaction`) is the one under the lock: no statement runs.
+    its summary as it stands under the lock.
 
     Every change to the conversation's live branch takes it first: commit point 1 (a new message,
-    an edit, a regenerate, a retry) and commit point 2 (the reply). So they happen one after the
+    an edit, a regenerate, a retry; in the statement that finds the conversation, see
+    agent_with_conversation) and commit point 2 (the reply). So they happen one after the
     other, each reading what the one before committed, and the database, not timing, picks which
     of two racing changes wins: the second sees the first's live turn and is a 409. Taken first,
     before any message row, it also keeps them from deadlocking on each other's rows."""
-    if read_in_this_transaction is not None and conn.dialect.name == "sqlite":
-        return read_in_this_transaction[0]
     return summary_for_update(conn, conversation_id)
 
 
