@@ -212,7 +212,9 @@ def memchat_env(database_url: str, mock_url: str, workdir: Path) -> dict[str, st
             "MEMCHAT_JWT_SECRET": "bench-secret-" + "x" * 40,
             "MEMCHAT_CHAT_RATE_LIMIT_PER_MINUTE": "0",  # the load is one user; the limit is per user
             "MEMCHAT_WEB_DIST_DIR": str(workdir / "no-console"),
-            "PYTHONPATH": str(ROOT),
+            # this tree's memchat, not the one the venv's editable install points at (a worktree
+            # sharing another tree's venv), as bench.ab does
+            "PYTHONPATH": os.pathsep.join((str(ROOT / "src"), str(ROOT))),
         }
     )
     return env
