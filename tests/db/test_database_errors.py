@@ -1,6 +1,7 @@
 """Database errors as a client sees them: busy is a 503 to retry, a bug is a 500 that says nothing internal,
 and /healthz tells when the database cannot be written."""
 
+import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -194,3 +195,34 @@ def test_the_idle_transaction_timeout_follows_the_turn_lease() -> None:
     assert Settings(_env_file=None).replace(turn_lease_s=3).database.idle_transaction_timeout_ms == 3000
     chosen = Settings(_env_file=None, turn_lease_s=2, database_idle_transaction_timeout_ms=0)
     assert chosen.database.idle_transaction_timeout_ms == 0
+
+
+async def test_connections_the_server_closed_are_replaced_without_an_error(
+    postgres_url: str, upstream: TestUpstream, tmp_path: Path
+) -> None:
+    """PostgreSQL restarted, or an administrator ended the server's sessions: the pooled connections
+    are dead, and the next requests get fresh ones instead of an error."""
+    settings = make_settings(postgres_url, upstream, tmp_path)
+    name = postgres_url.rpartition("/")[2]
+    admin = await asyncpg.connect(POSTGRES_URL.replace("postgresql+asyncpg://", "postgresql://"))
+    others = "datname = $1 AND pid <> pg_backend_pid()"
+    try:
+        async with serve_app(settings) as running:
+            token = await signup(running.client)
+            agent = await create_agent(running.client, token)
+            first = await running.client.post("/api/chat", json=chat_body(agent["id"], "你好"), headers=auth(token))
+            assert first.status_code == 200
+            ended = await admin.fetchval(f"SELECT count(*) FROM pg_stat_activity WHERE {others}", name)
+            assert ended >= 1  # the pool holds connections
+            await admin.execute(f"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE {others}", name)
+            while await admin.fetchval(f"SELECT count(*) FROM pg_stat_activity WHERE {others}", name):
+                await asyncio.sleep(0.01)  # until the server processes are gone
+            listed = await running.client.get("/api/agents", headers=auth(token))
+            turn = await running.client.post("/api/chat", json=chat_body(agent["id"], "还在吗"), headers=auth(token))
+            assert listed.status_code == 200, listed.text
+            assert turn.status_code == 200, turn.text
+            history = await running.client.get(f"/api/agents/{agent['id']}/messages", headers=auth(token))
+            said = [m["parts"][0]["text"] for m in history.json()["messages"] if m["role"] == "user"]
+            assert said == ["你好", "还在吗"]
+    finally:
+        await admin.close()
