@@ -9,8 +9,14 @@
 - HS256 JWT decode (PyJWT);
 - the turn's commit point 1 as it runs now (one call on memchat's SQLite thread), and a full GC.
 Runs in a temporary folder; nothing touches the network.
+
+    python -m bench.micro --postgresql postgresql+asyncpg://postgres@127.0.0.1:5432/test
+
+the turn's transactions on that PostgreSQL database instead (it must be empty: its tables are made;
+loopback only): an empty one, one SELECT, commit point 1, and prepare_turn.
 """
 
+import argparse
 import asyncio
 import json
 import os
@@ -136,8 +142,9 @@ async def sqlite_costs(folder: str) -> None:
     raw.close()
 
 
-async def turn_transaction_costs(folder: str) -> None:
-    """Commit point 1 as the turn runs it (Database.run_write on memchat's SQLite thread), and the GC."""
+async def turn_transaction_costs(folder: str, database_url: str | None = None) -> None:
+    """Commit point 1 as the turn runs it (Database.run_write on memchat's SQLite thread, or on
+    PostgreSQL at `database_url`), and the GC."""
     from memchat.app import build_chat_services
     from memchat.auth.repository import users
     from memchat.background import BackgroundTasks
@@ -156,7 +163,7 @@ async def turn_transaction_costs(folder: str) -> None:
 
     settings = Settings(
         _env_file=None,
-        database_url=f"sqlite+aiosqlite:///{os.path.join(folder, 'turn.sqlite3')}",
+        database_url=database_url or f"sqlite+aiosqlite:///{os.path.join(folder, 'turn.sqlite3')}",
         data_dir=folder,
         jwt_secret="s" * 48,
     )
@@ -206,7 +213,12 @@ async def turn_transaction_costs(folder: str) -> None:
     async def whole_prepare() -> None:
         await prepare_turn(services, intent())
 
-    await _time_async("run_write: thread hop + BEGIN IMMEDIATE + COMMIT", empty_transaction, 500)
+    async def one_select() -> None:
+        await db.run_write(lambda conn: conn.execute(text("SELECT 1")).scalar())
+
+    where = "PostgreSQL" if database_url else "thread hop"
+    await _time_async(f"run_write: {where} + BEGIN + COMMIT", empty_transaction, 500)
+    await _time_async(f"run_write: {where} + BEGIN + SELECT 1 + COMMIT", one_select, 500)
     await _time_async("run_write(store_user_side): commit point 1", commit_one, 500)
     await _time_async("prepare_turn: commit point 1 + recall + prompt", whole_prepare, 500)
     await llm.aclose()
@@ -228,8 +240,12 @@ def jwt_costs() -> None:
     )
 
 
-async def _main() -> None:
+async def _main(postgresql: str | None) -> None:
     print(f"load average {os.getloadavg()[0]:.2f} (the machine is shared: compare rows, not runs)")
+    if postgresql:
+        with tempfile.TemporaryDirectory(prefix="memchat-micro-") as folder:
+            await turn_transaction_costs(folder, postgresql)
+        return
     await upstream_costs()
     with tempfile.TemporaryDirectory(prefix="memchat-micro-") as folder:
         await sqlite_costs(folder)
@@ -238,7 +254,9 @@ async def _main() -> None:
 
 
 def main() -> None:
-    asyncio.run(_main())
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--postgresql", help="an empty PostgreSQL database: the turn's transactions there only")
+    asyncio.run(_main(parser.parse_args().postgresql))
 
 
 if __name__ == "__main__":
