@@ -273,3 +273,52 @@ def test_too_and_plus_add_only_where_they_say_also(text: str, also: bool) -> Non
 )
 def test_a_move_told_in_other_words_fills_the_city(text: str, city: str | None) -> None:
     assert read_slots(text)[0].get("city") == (frozenset({city}) if city else None)
+
+
+@pytest.mark.parametrize(
+    ("text", "job"),
+    [
+        ("Got hired on at the library as a circulation assistant.", {"library", "circulation assistant"}),
+        ("Starbucks hired me!! better hours", {"starbucks"}),
+        ("Took a bartending job at the marina, way better tips.", {"bartending"}),
+        ("Got laid off, picked up work as a delivery driver for now.", {"delivery driver"}),
+        ("just got promoted to store manager", {"store manager"}),
+        ("Starting at the county clerk's office as a records clerk two weeks from now.", {"records clerk"}),
+        ("Landed a full-time job at the water department, starting Monday.", {"water department"}),
+        ("I started a new job!", {"a new job"}),
+        ("I'm a park ranger now.", {"park ranger"}),
+        ("My husband got hired as a firefighter.", None),  # his job, not mine
+        ("He took a job in Denver.", None),
+        ("I got a job interview on Friday.", None),  # not a job yet
+        ("I didn't get hired at the bank.", None),
+    ],
+)
+def test_a_new_job_told_as_its_start_fills_the_job(text: str, job: set[str] | None) -> None:
+    assert read_slots(text)[0].get("job") == (frozenset(job) if job else None)
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("I'm a barista at a cafe downtown.", "Got hired on at the library as a circulation assistant."),
+        ("I work as a receptionist.", "Landed a job at the water department, starting Monday."),
+        ("I'm a shift lead at a grocery store.", "Just got promoted to store manager!"),
+    ],
+)
+def test_a_new_job_replaces_the_old_one(old: str, new: str) -> None:
+    assert _relation(old, new) == CONTRADICTS
+
+
+@pytest.mark.parametrize(
+    ("text", "changed"),
+    [
+        ("今年我改玩飞盘了。", True),  # 改玩: switched to
+        ("那个练腻了，最近迷上了攀岩。", True),  # tired of it
+        ("奶茶店盘出去了，我现在在商场卖眼镜。", True),  # the shop was sold on
+        ("饭馆转手给了表哥，我不干了。", True),
+        ("我周末一般去打台球。", False),
+        ("我开了家奶茶店。", False),
+    ],
+)
+def test_chinese_says_that_something_changed(text: str, changed: bool) -> None:
+    assert analyse(text).changed is changed

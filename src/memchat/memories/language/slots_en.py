@@ -118,7 +118,11 @@ _JOB_NOUN = (
     r"banker|trader|recruiter|marketer|vet|veterinarian|paramedic|technician|caregiver|caretaker|"
     r"bartender|waiter|waitress|server|janitor|farmer|soldier|coach|trainer|instructor|surgeon|midwife|"
     r"student|retiree|homemaker|stay-at-home (?:mom|dad|parent)|sahm|sahd|ux designer|data scientist|"
-    r"software engineer|web developer|project manager|store manager|shift lead|supervisor|director)"
+    r"software engineer|web developer|project manager|store manager|shift lead|supervisor|director|ranger|"
+    r"coordinator|carrier|groomer|adjuster|coder|apprentice|aide|hygienist|dispatcher|courier|welder|associate|"
+    r"inspector|bookkeeper|teller|custodian|landscaper|machinist|butcher|baker|stylist|hairdresser|barber|"
+    r"housekeeper|nanny|lifeguard|security guard|interpreter|producer|illustrator|operator|specialist|rep|"
+    r"planner|sommelier|trucker|contractor|foreman|principal|lecturer|auditor|estimator|installer)"
 )
 _JOB = re.compile(
     rf"\b(?:i work as|i'm working as|i am working as|i'm|i am|i've become|i became|i'm now|i am now|"
@@ -134,6 +138,34 @@ _JOB_VERB = re.compile(
     r"(?=[,.;!]|\s+(?:and|but|at|in|for|now)\b|$)",
     re.IGNORECASE,
 )
+# A new job told as its start, which replaces the one before: "Got hired on at the post office as a
+# mail carrier", "Costco hired me", "Took a sommelier job at a steakhouse", "picked up work as a
+# wedding photographer", "promoted to assistant store manager", "apprenticing with an electrician".
+# The value is the title where one is said, else the workplace, else that there is a new job.
+_TITLE = r"((?:[a-z0-9-]+\s+){0,3}?[a-z-]+)"
+_TITLE_END = (
+    r"(?=\s*(?:[,.;:!?)]|$)|\s+(?:at|for|in|on|with|by|last|this|next|since|and|but|from|so|now|today|"
+    r"yesterday|recently|ago|two|three|a few|\d+)\b)"
+)
+_WORKPLACE = r"(?:the\s+|an?\s+)?([^,.;!?]{2,40}?)(?=\s+as\b|" + _TITLE_END[3:]  # a title may follow
+_NOT_A_JOB_YET = r"(?!\s+(?:interview|offer|fair|hunt|search|application|listing|posting|board)s?\b)"
+_NEW_JOB = tuple(
+    re.compile(pattern, re.IGNORECASE)
+    for pattern in (
+        rf"\b(?:hired(?:\s+on)?|started|starting)(?:\s+(?:at|by|with|in)\s+{_WORKPLACE})?\s+as\s+(?:an?\s+|the\s+)?"
+        rf"{_TITLE}{_TITLE_END}",
+        rf"\bhired(?:\s+on)?\s+(?:at|by|with|in)\s+{_WORKPLACE}",
+        rf"\b(?:took|landed|got|found|accepted|started|starting)\s+(?:a|an|the|my)\s+(?:new\s+)?"
+        rf"(?:full-time\s+|part-time\s+|remote\s+|contract\s+|permanent\s+)?(?:job|position|role|gig){_NOT_A_JOB_YET}"
+        rf"(?:\s+as\s+(?:an?\s+|the\s+)?{_TITLE}{_TITLE_END}|\s+(?:at|with)\s+{_WORKPLACE})?",
+        rf"\b(?:took|landed|got|found|accepted|started)\s+(?:a|an)\s+(?!new\b|full-time\b|part-time\b|remote\b)"
+        rf"([a-z-]+(?:\s+[a-z-]+)?)\s+(?:job|position|gig){_NOT_A_JOB_YET}",
+        rf"\b(?:picked up work|started|starting|start|now working)\s+as\s+(?:an?\s+|the\s+)?{_TITLE}{_TITLE_END}",
+        rf"\bpromoted\s+to\s+(?:an?\s+|the\s+)?{_TITLE}{_TITLE_END}",
+        rf"\bapprenticing\s+(?:with|as|under)\s+(?:an?\s+|the\s+)?{_TITLE}{_TITLE_END}",
+    )
+)
+_HIRED_ME = re.compile(r"\b([A-Z][\w&'-]*(?:\s+[A-Z][\w&'-]*){0,2})\s+(?i:hired me)\b")
 _IN_PLACE = re.compile(rf"\s+in\s+{_PLACE}")
 _RELATIVE = (
     r"(?i:my\s+(wife|husband|partner|boyfriend|girlfriend|fianc[ée]e?|mom|mother|dad|father|son|daughter|brother|"
@@ -293,7 +325,7 @@ def read_slots_en(text: str) -> dict[str, set[str]]:
     for m in _HOMETOWN.finditer(text):
         put("hometown", next(g for g in m.groups() if g))
     for m in _JOB.finditer(text):
-        if _positive(text, m.start()):
+        if _positive(text, m.start()) and not _by_someone_else(text, m.start()):
             put("job", _job_value(m.group(1)))
             if (where := _IN_PLACE.match(text, m.end())) is not None:  # "a pharmacist in Leeds"
                 put("city", where.group(1))
@@ -304,6 +336,13 @@ def read_slots_en(text: str) -> dict[str, set[str]]:
     for m in _JOB_VERB.finditer(text):
         if _positive(text, m.start()):
             put("job", f"{m.group(1).lower()} {m.group(2).lower()}")
+    for pattern in _NEW_JOB:
+        for m in pattern.finditer(text):
+            if _positive(text, m.start()) and not _by_someone_else(text, m.start()):
+                put("job", _job_value(next((g for g in reversed(m.groups()) if g), "a new job")))
+    for m in _HIRED_ME.finditer(text):
+        if m.group(1).lower() not in ("he", "she", "they", "nobody", "no one"):
+            put("job", _job_value(m.group(1)))
     if _RETIRED.search(text):
         put("job", "retired")
     for m in _AGE.finditer(text):
