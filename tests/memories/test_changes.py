@@ -261,6 +261,13 @@ def test_too_and_plus_add_only_where_they_say_also(text: str, also: bool) -> Non
     assert analyse(text).also is also
 
 
+def test_the_stored_statement_keeps_that_it_adds() -> None:
+    """ "Also" is not filler: without it a second class would read as the first one moved."""
+    content = clean_content("btw also signed up for a Saturday yoga class")
+    assert content == "also signed up for a Saturday yoga class"
+    assert analyse(content).also
+
+
 @pytest.mark.parametrize(
     ("text", "city"),
     [
@@ -289,6 +296,7 @@ def test_a_move_told_in_other_words_fills_the_city(text: str, city: str | None) 
         ("I'm a park ranger now.", {"park ranger"}),
         ("My husband got hired as a firefighter.", None),  # his job, not mine
         ("He took a job in Denver.", None),
+        ("Jamie got promoted to captain last week!!", None),  # Jamie's job
         ("I got a job interview on Friday.", None),  # not a job yet
         ("I didn't get hired at the bank.", None),
     ],

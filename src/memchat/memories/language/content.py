@@ -31,9 +31,10 @@ _TRAILING = re.compile(
 # the same in English, for the `en` prototypes' language: "remember that ...", "btw, from now on ..."
 _LEADING_EN = re.compile(
     r"^(?:(?:please |can you |could you )?(?:remember|don't forget|do not forget|keep in mind|note)(?: that)?"
-    r"|just so you know|fyi|btw|by the way|oh and|also|anyway|from now on|going forward)\b[\s,:;!.-]*",
+    r"|just so you know|fyi|btw|by the way|oh and|anyway|from now on|going forward)\b[\s,:;!.-]*",
     re.IGNORECASE,
 )
+# "also" stays: it says the statement adds to what was said, never replacing it (`conflicts.analyse`)
 _TRAILING_EN = re.compile(r"\s*[,;.!-]\s*(?:remember that|remember|ok|okay|got it)\s*[?!.]*$", re.IGNORECASE)
 
 

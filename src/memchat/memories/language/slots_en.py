@@ -272,6 +272,17 @@ def _by_someone_else(text: str, start: int) -> bool:
     return bool(_SOMEONE_ELSE.search(text[max(0, start - 40) : start]))
 
 
+# someone named just before what is said of them: "Jamie got promoted to captain"
+_NAMED_BEFORE = re.compile(r"\b([A-Z][a-z]+)\s+(?:just\s+|finally\s+|recently\s+)?(?:got|was|has\s+been|is)\s+$")
+_SENTENCE_WORDS = {"Just", "Finally", "Recently", "Also", "So", "Well", "Anyway", "Today", "Yesterday", "Then", "And"}
+
+
+def _named(text: str, start: int) -> bool:
+    """What is said at `start` is said of someone named just before it, not of the user."""
+    m = _NAMED_BEFORE.search(text[max(0, start - 30) : start])
+    return m is not None and m.group(1) not in _SENTENCE_WORDS
+
+
 def _positive(text: str, start: int) -> bool:
     return not _NEGATED_BEFORE.search(text[max(0, start - 16) : start])
 
@@ -338,7 +349,7 @@ def read_slots_en(text: str) -> dict[str, set[str]]:
             put("job", f"{m.group(1).lower()} {m.group(2).lower()}")
     for pattern in _NEW_JOB:
         for m in pattern.finditer(text):
-            if _positive(text, m.start()) and not _by_someone_else(text, m.start()):
+            if _positive(text, m.start()) and not _by_someone_else(text, m.start()) and not _named(text, m.start()):
                 put("job", _job_value(next((g for g in reversed(m.groups()) if g), "a new job")))
     for m in _HIRED_ME.finditer(text):
         if m.group(1).lower() not in ("he", "she", "they", "nobody", "no one"):
