@@ -157,6 +157,10 @@ def test_a_revision_the_classifier_missed_is_kept_with_the_type_it_changes() -> 
         ("我周二去体检", date(2026, 12, 8)),  # a bare weekday already past this week is next week's
         ("我这周五体检", date(2026, 12, 4)),
         ("我每周六去爬山", None),  # a habit, not an event
+        ("我女朋友在东莞上班，我们周末才能见一面。", None),  # 周末 as a habit
+        ("周六一般在家带娃", None),
+        ("we did a 40 mile ride together on saturday", date(2026, 11, 28)),  # told as done: the last one
+        ("I went to my cousin's wedding on Sunday", date(2026, 11, 29)),
         ("I'm getting LASIK on the 8th, finally saying goodbye to my glasses", date(2026, 12, 8)),
         ("My interview is next Wednesday", date(2026, 12, 9)),  # as 下周三
         ("The surgery is on Tuesday", date(2026, 12, 8)),
@@ -237,6 +241,9 @@ def test_a_statement_naming_only_what_the_memory_named_repeats_it() -> None:
         ("我闺蜜跟她男朋友分手了。", None),  # her break-up
         ("我们吵架了，差点分手了。", None),  # nearly
         ("We ended things last month. Now I'm seeing Beatriz.", {"(break-up)", "beatriz"}),
+        ("I'm seeing someone now, her name is Ines, she teaches piano.", {"ines"}),
+        ("I've been seeing a guy, his name's Omar.", {"omar"}),
+        ("I'm seeing a therapist now.", None),
         ("My sister and her husband broke up.", None),
         ("We never broke up.", None),
     ],

@@ -7,8 +7,9 @@ against the message's day in the user's timezone. The first expression in the te
 The same in English: "I'm getting LASIK on the 8th", said that Thursday, is an event on 2026-12-08:
 today / tonight / tomorrow / yesterday, the day after tomorrow, (this / next / last) Tuesday (next as
 下周二: next week's), December 20 / the 20th of December, on the 20th, the end of the month / next
-month's start, in three days / in two weeks. A weekday said as a habit (every Tuesday, on Tuesdays)
-and "three weeks ago" are no dates.
+month's start, in three days / in two weeks. A weekday said as a habit (every Tuesday, on Tuesdays;
+我们周末才能见一面) and "three weeks ago" are no dates; a bare weekday in a statement told as done
+("we did a 40 mile ride on Saturday") is the last one.
 """
 
 import calendar
@@ -33,6 +34,8 @@ _RELATIVE_DAYS = (
     ("昨晚", -1),
 )
 _WEEKDAY = re.compile(r"(?<!每)(?<!每个)(下下|下|这|本|上)?(?:个)?(?:周|星期|礼拜)([一二三四五六日天末])")
+# a bare 周末 / 周六 said as a habit (我们周末才能见一面, 周六一般在家): no one day
+_HABIT = re.compile(r"才能|才会|都[会去在要]|一般|平时|通常|经常|总是|基本都?|常常")
 _MONTH_DAY = re.compile(_NUM + r"月" + _NUM + r"[日号]")
 _DAY_ONLY = re.compile(r"(?<!每)(?<!每个)(?<!每月)(下个?月|这个?月|本月)?" + _NUM + r"[日号]")
 _MONTH_EDGE = re.compile(r"(下个?月|这个?月|本月)?(月底|月末|月初|底|初)")
@@ -104,7 +107,8 @@ def resolve_event_date(text: str, said_at_ms: int, timezone: str = "Asia/Shangha
         day = monday + timedelta(weeks=weeks, days=_WEEKDAYS[name])
         if not prefix and day < today:
             day += timedelta(weeks=1)  # a bare 周三 said on Thursday is the next one
-        found.append((m.start(), day))
+        if prefix or not _HABIT.search(text):
+            found.append((m.start(), day))
     if m := _MONTH_DAY.search(text):
         if (candidate := _month_day(today, _number(m.group(1)), _number(m.group(2)))) is not None:
             found.append((m.start(), candidate))
@@ -144,6 +148,10 @@ _EN_WEEKDAY = re.compile(
 _EN_MONTH_DAY = re.compile(
     r"\b" + _EN_MONTH + r" " + _EN_ORDINAL + r"\b|\bthe " + _EN_ORDINAL + r" of " + _EN_MONTH, re.IGNORECASE
 )
+# told as done: a bare weekday in it is the last one, not the next
+_EN_PAST = re.compile(
+    r"\b(?:did|went|was|were|had|met|saw|spent|came|ran|rode|drove|flew|ate|(?:i|we)\s+\w+ed)\b", re.IGNORECASE
+)
 _EN_DAY_ONLY = re.compile(r"\bon the (\d{1,2})(?:st|nd|rd|th)\b", re.IGNORECASE)
 _EN_MONTH_EDGE = re.compile(r"\b(?:the )?(end|start|beginning) of (?:the|this|next) month\b", re.IGNORECASE)
 _EN_IN_SOME = re.compile(r"\bin (\d{1,2}|" + "|".join(_EN_COUNTS) + r") (day|week)s?\b(?! ago)", re.IGNORECASE)
@@ -159,6 +167,8 @@ def _english_dates(text: str, today: date) -> list[tuple[int, date]]:
         monday = today - timedelta(days=today.weekday())
         if prefix in ("next", "last"):  # as 下周二 / 上周二: that day of the next or the last week
             day = monday + timedelta(weeks=1 if prefix == "next" else -1, days=weekday)
+        elif not prefix and _EN_PAST.search(text):  # "we did a long ride on Saturday": the last one
+            day = today - timedelta(days=(today.weekday() - weekday) % 7)
         else:  # (this / coming) Tuesday: the next one from today
             day = today + timedelta(days=(weekday - today.weekday()) % 7)
         found.append((m.start(), day))

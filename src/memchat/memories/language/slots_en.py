@@ -69,7 +69,9 @@ _PARTNER_NAMED = re.compile(
 )
 _DATING = re.compile(
     rf"\b(?i:(?:i'm|i am|i've been|i have been|started|been)\s+(?:now\s+)?(?:seeing|dating))\s+"
-    rf"(?:(?i:an?\s+[\w-]+\s+(?:named|called)\s+))?{_NAME_WORD}"
+    rf"(?:(?i:an?\s+[\w-]+\s+(?:named|called)\s+)"
+    rf"|(?i:(?:someone|somebody|an?\s+[\w-]+)(?:\s+new)?(?:\s+now)?[,;]?\s+(?:her|his|their)\s+name(?:'s|\s+is)\s+))?"
+    rf"{_NAME_WORD}"
 )
 _BREAK_UP = re.compile(
     r"\b(?:we|i)\s+(?:\w+\s+)?(broke up|split up|ended things|called it quits)\b|\bwe're\s+(done|over)\b",
