@@ -337,3 +337,18 @@ def test_a_new_job_replaces_the_old_one(old: str, new: str) -> None:
 )
 def test_chinese_says_that_something_changed(text: str, changed: bool) -> None:
     assert analyse(text).changed is changed
+
+
+@pytest.mark.parametrize(
+    ("text", "slots"),
+    [
+        ("Brought home a rescue pup yesterday, we're calling him Biscuit.", {"name:dog": {"biscuit"}}),
+        ("Got a kitten last week and we named her Pepper", {"name:kitten": {"pepper"}}),
+        ("My neighbor got a puppy and named him Rex", {}),  # the neighbour's
+        ("Declared my major today, marine biology!", {"major": {"marine biology"}}),
+    ],
+)
+def test_a_pet_named_as_it_comes_home_and_a_declared_major_fill_their_slots(
+    text: str, slots: dict[str, set[str]]
+) -> None:
+    assert read_slots(text)[0] == {key: frozenset(values) for key, values in slots.items()}

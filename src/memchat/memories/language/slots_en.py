@@ -28,7 +28,13 @@ _PET_NAME = re.compile(
     rf"\b(?i:my|our)\s+(?:\w+\s+)?(?i:(dog|cat|puppy|pup|kitten|bird|hamster|rabbit|bunny|parrot|turtle|horse))"
     rf"(?:'s name is|,)?\s+(?:(?i:is\s+)?(?i:named|called)\s+)?{_NAME_WORD}"
 )
-_PET_KINDS = {"pup": "dog", "puppy": "dog"}
+_PET_KINDS = {"pup": "dog", "puppy": "dog", "kitty": "cat"}
+# a pet brought home and named in the same breath: "Brought home a rescue pup, we're calling him Waffles"
+_PET_CALLED = re.compile(
+    rf"\b(?i:(dog|cat|puppy|pup|kitten|kitty|bird|hamster|rabbit|bunny|parrot|turtle|horse))\b[^.!?]{{0,40}}?"
+    rf"\b(?i:(?:we're|we are|i'm|i am)\s+(?:calling|naming)|(?:we|i)\s+(?:named|called|call))\s+(?i:him|her|it|them)\s+"
+    rf"{_NAME_WORD}"
+)
 _IM_NAME = re.compile(rf"^(?i:hi|hey|hello)?[,!\s]*(?i:i'm|i am|this is)\s+{_NAME_WORD}(?=\s*(?:[,.!;]|and\b|$))")
 _CITY = re.compile(
     rf"\b(?i:(?:i|we)\s+(?:now\s+|still\s+|currently\s+|just\s+|recently\s+|finally\s+)?"
@@ -226,7 +232,8 @@ _STUDENT = re.compile(
     re.IGNORECASE,
 )
 _MAJOR = re.compile(
-    r"\b(?:majoring in|major is|switched (?:my major )?to|my major to|\bI(?:'m| am)\b[^.!?;]{0,40}?\bstudying"
+    r"\b(?:majoring in|major is|switched (?:my major )?to|my major to|declared (?:my |a )?major(?: in| as)?"
+    r"(?:\s+(?:today|yesterday|this week|last week))?,?|\bI(?:'m| am)\b[^.!?;]{0,40}?\bstudying"
     r"(?!\s+(?:for|to|at|in|on|with|hard|abroad|late|all|so|a lot|more|less|again)\b))\s+([a-z][a-z ]{2,30}?)\b"
     r"(?=[,.;!]|\s+(?:and|but|now|at)\b|$)",
     re.IGNORECASE,
@@ -308,6 +315,10 @@ def read_slots_en(text: str) -> dict[str, set[str]]:
             put("nickname", m.group(1))
     for m in _REAL_NAME.finditer(text):
         put("name", m.group(1))
+    for m in _PET_CALLED.finditer(text):
+        if m.group(2) not in _NOT_NAMES and not _by_someone_else(text, m.start()):
+            kind = m.group(1).lower()
+            put(f"name:{_PET_KINDS.get(kind, kind)}", m.group(2))
     for m in _PET_NAME.finditer(text):
         if m.group(2) not in _NOT_NAMES:
             kind = m.group(1).lower()
