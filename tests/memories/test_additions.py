@@ -61,10 +61,10 @@ def test_an_addition_right_after_a_fact_is_kept_with_its_type() -> None:
 @pytest.mark.parametrize(
     ("text", "content"),
     [
-        # the cleaned sentence has lost its "Also": the sentence as said is what adds
+        # the stored sentence keeps its "Also": it says that it adds
         (
             "Also lactose intolerant, just to make dinner plans extra fun.",
-            "lactose intolerant, just to make dinner plans extra fun.",
+            "Also lactose intolerant, just to make dinner plans extra fun.",
         ),
         # a start word with too adds a second thing, it does not replace the first
         ("Started learning the cello too, it's humbling.", "Started learning the cello too, it's humbling."),
