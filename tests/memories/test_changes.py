@@ -331,6 +331,8 @@ def test_a_new_job_replaces_the_old_one(old: str, new: str) -> None:
         ("那个练腻了，最近迷上了攀岩。", True),  # tired of it
         ("奶茶店盘出去了，我现在在商场卖眼镜。", True),  # the shop was sold on
         ("饭馆转手给了表哥，我不干了。", True),
+        ("教练把课挪到周六上午了。", True),  # a class moved
+        ("例会推迟到下午三点了。", True),
         ("我周末一般去打台球。", False),
         ("我开了家奶茶店。", False),
     ],
