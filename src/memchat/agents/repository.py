@@ -56,13 +56,14 @@ async def delete_agent(session: AsyncSession, agent: Agent) -> None:
     await session.execute(delete(Agent).where(Agent.id == agent.id))
 
 
-_SET_PREVIEW = (
+# the agent list's preview (`conversations.turn_writes` puts it in commit point 2's one statement on PostgreSQL)
+SET_PREVIEW = (
     update(cast(Table, Agent.__table__))
-    .where(Agent.__table__.c.id == bindparam("agent_id"))
+    .where(Agent.__table__.c.id == bindparam("preview_agent_id"))  # not a column's name: it joins other updates
     .values(latest_message=bindparam("text"), latest_message_at_ms=bindparam("now"))
 )
 
 
 def set_latest_message(conn: Connection, *, agent_id: str, text: str, now_ms: int) -> None:
     """The agent list's preview of the latest reply (the chat turn's commit point 2, sync Connection)."""
-    conn.execute(_SET_PREVIEW, {"agent_id": agent_id, "text": text, "now": now_ms})
+    conn.execute(SET_PREVIEW, {"preview_agent_id": agent_id, "text": text, "now": now_ms})

@@ -120,8 +120,10 @@ _BUMP = (
     .where(conversations.c.id == bindparam("conversation_id"))
     .values(message_count=conversations.c.message_count + bindparam("delta"), updated_at_ms=bindparam("now"))
 )
-_BUMP_ACTIVITY = _BUMP.values(last_message_at_ms=bindparam("now"))
-_BUMP_WITH_SUMMARY = _BUMP_ACTIVITY.values(summary=bindparam("new_summary")).returning(conversations.c.message_count)
+# a message counted, and the conversation's activity moved to it; with the summary (commit point 2).
+# `conversations.turn_writes` puts them in one statement with their inserts on PostgreSQL.
+BUMP_ACTIVITY = _BUMP.values(last_message_at_ms=bindparam("now"))
+BUMP_WITH_SUMMARY = BUMP_ACTIVITY.values(summary=bindparam("new_summary")).returning(conversations.c.message_count)
 
 
 _SET_SUMMARY = (
@@ -137,7 +139,7 @@ def set_summary(conn: Connection, conversation_id: str, summary: str | None) -> 
 
 def bump_conversation(conn: Connection, conversation_id: str, *, count_delta: int, now_ms: int) -> None:
     """The count moves in SQL (count = count + n), so concurrent turns cannot lose an increment."""
-    statement = _BUMP_ACTIVITY if count_delta > 0 else _BUMP
+    statement = BUMP_ACTIVITY if count_delta > 0 else _BUMP
     conn.execute(statement, {"conversation_id": conversation_id, "delta": count_delta, "now": now_ms})
 
 
@@ -209,7 +211,7 @@ def summary_for_update(conn: Connection, conversation_id: str) -> str | None:
 def bump_with_summary(conn: Connection, conversation_id: str, *, summary: str, now_ms: int) -> int:
     """Count one message and set the summary; the new message count."""
     params = {"conversation_id": conversation_id, "delta": 1, "now": now_ms, "new_summary": summary}
-    return int(conn.execute(_BUMP_WITH_SUMMARY, params).scalar_one())
+    return int(conn.execute(BUMP_WITH_SUMMARY, params).scalar_one())
 
 
 # --- async helpers: REST routes and background jobs ---
