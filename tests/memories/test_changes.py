@@ -354,3 +354,29 @@ def test_a_pet_named_as_it_comes_home_and_a_declared_major_fill_their_slots(
     text: str, slots: dict[str, set[str]]
 ) -> None:
     assert read_slots(text)[0] == {key: frozenset(values) for key, values in slots.items()}
+
+
+@pytest.mark.parametrize(
+    ("text", "slots"),
+    [
+        ("上个月去了物流公司做仓库管理员，工资高一点。", {"job": {"仓库管理员"}}),
+        ("我老公去了银行做柜员。", {"job:老公": {"柜员"}}),  # the husband's job
+        ("公司把我调到南宁分公司了，上周刚过来。", {"city": {"南宁"}}),
+        ("上周正式去区税务局报到了。", {"job": {"区税务局"}}),
+        ("Sold my car to my cousin and got a Kia Telluride.", {"car": {"kia"}}),
+        ("the insurance payout went into a Ford Maverick", {"car": {"ford"}}),
+        ("I drive a little Mazda3, great on gas", {"car": {"mazda"}}),
+        ("My brother got a Honda Civic", {}),  # the brother's
+        ("Lease ran out and we landed in Flagstaff, the light here is unreal.", {"city": {"flagstaff"}}),
+    ],
+)
+def test_a_new_workplace_a_posting_and_a_car_fill_their_slots(text: str, slots: dict[str, set[str]]) -> None:
+    assert read_slots(text)[0] == {key: frozenset(values) for key, values in slots.items()}
+
+
+def test_a_nickname_offered_to_the_agent_is_what_to_call_the_user() -> None:
+    """ "you can too": the nickname is what the user wants to be called, so "call me Dez" replaces it."""
+    offered = analyse("I'm an electrician, my crew calls me Sparky, you can too")
+    assert offered.slots["name"] == {"sparky"}
+    assert relation(analyse("scratch that old nickname. call me Dez"), offered) == CONTRADICTS
+    assert "name" not in analyse("My crew calls me Sparky").slots

@@ -9,7 +9,7 @@ import pytest
 
 from memchat.memories.language.semantic import MemoryEmbeddings
 from memchat.memories.types import StoredMemory
-from tests.memories.support import local_embeddings, planned, stored  # noqa: F401  (the `embeddings` fixture)
+from tests.memories.support import local_embeddings, planned, stored, touched  # noqa: F401  (the `embeddings` fixture)
 
 
 async def _said_after(embeddings: MemoryEmbeddings, first: str, second: str) -> tuple[list[str], list[str]]:
@@ -47,10 +47,6 @@ async def test_a_remark_near_a_memory_changes_nothing(embeddings: MemoryEmbeddin
 @pytest.mark.parametrize(
     ("first", "second"),
     [
-        (
-            "We live in Olympia, right by the river trail.",
-            "Lease ran out and we landed in Flagstaff, the light here is unreal.",
-        ),
         ("I drink a double espresso every morning.", "Swapped my morning caffeine for matcha, my stomach was wrecked."),
     ],
 )
@@ -133,3 +129,38 @@ async def test_a_plain_remark_never_retires_a_dated_event(embeddings: MemoryEmbe
     known = [replace(lasik, event_date="2026-12-08")]
     _, superseded = await _said_to(embeddings, known, "I finally cleaned out my junk drawer.")
     assert superseded == []
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        ("我是个婚礼摄影师，主要在成都接单。", "今天拍的那场婚礼下大雨，镜头起雾了一整天。"),
+    ],
+)
+async def test_more_about_a_remembered_topic_retires_nothing(
+    embeddings: MemoryEmbeddings, first: str, second: str
+) -> None:
+    """One day's happening, told of a topic already remembered and saying nothing changed: the
+    classifier may lean towards a change, but it tells more of the memory (`_ONE_DAY`)."""
+    _, plan = await planned(embeddings, await stored(embeddings, first), second)
+    assert touched(plan) == []
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        ("我对青霉素过敏，打针前都得先说。", "我们科室的小王对头孢过敏，上次差点用错药。"),
+    ],
+)
+async def test_someone_called_by_surname_is_someone_else(embeddings: MemoryEmbeddings, first: str, second: str) -> None:
+    """小王 (and 老李, 王师傅, 张阿姨): another person's allergy never replaces or repeats the user's own."""
+    _, plan = await planned(embeddings, await stored(embeddings, first), second)
+    assert touched(plan) == []
+
+
+async def test_a_remark_without_the_memorys_value_does_not_rewrite_it(embeddings: MemoryEmbeddings) -> None:
+    """A paraphrase the classifier is not sure of does not merge a statement that drops the memory's
+    slot value (`SURE_PARAPHRASE`): merged, the job would be rewritten away."""
+    known = await stored(embeddings, "我是一名小学体育老师，在郑州。")
+    _, plan = await planned(embeddings, known, "学校下个月开运动会，我要负责组织。")
+    assert touched(plan) == []

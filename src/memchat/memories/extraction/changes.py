@@ -71,9 +71,12 @@ def statement(text: str) -> Statement:
 
 def _model_may_decide(new: Statement, old: Statement) -> bool:
     """Where the pair classifier may turn the rules' `compatible` into a change or a paraphrase: not
-    when both name a value for one slot (the slot patterns decide), nor when the new statement adds
-    to what was said (also / too / 也 / 还: never a replacement), nor when the two sit side by side."""
-    return not _share_a_slot(new, old) and not new.also and not side_by_side(new, old)
+    when both name a value for one slot (the slot patterns decide), nor when each names one for a
+    different slot and the new one says nothing changed (a car beside a job: 我开的是一辆本田飞度 /
+    我在长沙做房产中介), nor when the new statement adds to what was said (also / too / 也 / 还: never
+    a replacement), nor when the two sit side by side."""
+    different_slots = bool(new.slots) and bool(old.slots) and not _share_a_slot(new, old) and not new.changed
+    return not _share_a_slot(new, old) and not different_slots and not new.also and not side_by_side(new, old)
 
 
 # Parts of the week, the day or the year that go side by side: a statement about one beside a memory
@@ -213,6 +216,17 @@ PLAIN_CHANGE_SHARE = 0.7
 this share of the reading that the two are related at all: "Got hired as a dental hygienist last
 month" after "I work as a bank teller" (chosen on fresh3-12 and heldout8, 11, 12; at 0.2 讲故事他嫌幼稚
 retired a class moved to Friday). No plain remark retires a dated event (`_keeps_its_day`)."""
+SURE_PARAPHRASE = 0.6
+"""Below this probability of a paraphrase, a statement that drops a slot value of the memory it would
+merge into is kept beside it (学校下个月开运动会 read 0.53 a paraphrase of 我是一名小学体育老师, and the
+merge would have rewritten the job away); the development paraphrases that drop a value in other words
+(调度员 / 调度, vegetarian / veggie) read 0.62-1.0."""
+# A happening of one day (今天直播的时候网卡了, "Tonight was brutal"): told without a cue word, it tells
+# more of a standing fact, never replaces it.
+_ONE_DAY = re.compile(
+    r"今天|昨天|今晚|昨晚|今早|刚才|^today\b|\btoday (?:was|i|we)\b|\b(?:tonight|yesterday|last night|this morning)\b",
+    re.IGNORECASE,
+)
 
 
 def _model_choice(candidate: MemoryDraft, new: Statement, model: "ModelReading | None") -> tuple[str, str] | None:
@@ -235,18 +249,35 @@ def _model_choice(candidate: MemoryDraft, new: Statement, model: "ModelReading |
         best = int(np.argmax(change))
         says_so = new.changed or olds[best][1].single  # a cue word, or a topic one has one of
         weak = not new.also and olds[best][0].type in (FACT, PREFERENCE)
-        if weak and says_so and float(change[best]) >= CUE_CHANGE_THRESHOLD:
+        if weak and says_so and float(change[best]) >= CUE_CHANGE_THRESHOLD and not _one_day(new):
             return olds[best][0].id, CONTRADICTS  # it says something changed, and this is what most likely did
         related = 1.0 - float(p[best, RELATIONS.index(UNRELATED)])
         plain = float(change[best]) >= max(PLAIN_CHANGE_THRESHOLD, PLAIN_CHANGE_SHARE * related)
-        if weak and plain and not _keeps_its_day(olds[best][0], new, candidate.content):
+        if weak and plain and not _keeps_its_day(olds[best][0], new, candidate.content) and not _one_day(new):
             return olds[best][0].id, CONTRADICTS  # said plainly, but if the two are related at all, it is a change
         return None
     changed = p[best, RELATIONS.index(CHANGE)] >= p[best, RELATIONS.index(PARAPHRASE)]
+    if changed and _one_day(new):
+        return None  # one day's happening tells more of the memory (`_ONE_DAY`)
     if changed and _names_only_repeated(new, olds[best][1]):
         changed = False  # a new value would be named: this says the old one again, in other words
     keeps = changed and _keeps_its_day(olds[best][0], new, candidate.content)
+    if not changed and p[best, RELATIONS.index(PARAPHRASE)] < SURE_PARAPHRASE and _loses_values(new, olds[best][1].old):
+        return None  # a paraphrase says the memory's values again; merged, this would lose them
     return None if keeps else (olds[best][0].id, CONTRADICTS if changed else SAME)
+
+
+def _loses_values(new: Statement, old: Statement) -> bool:
+    """A slot value of the memory that the new statement neither fills nor says (学校下个月开运动会
+    beside 我是一名小学体育老师: the job): merged into it, the memory would lose that value."""
+    kept = {v for values in new.slots.values() for v in values}
+    said = new.text.casefold()
+    return any(v not in kept and v.casefold() not in said for values in old.slots.values() for v in values)
+
+
+def _one_day(new: Statement) -> bool:
+    """The statement tells of one day's happening and says nothing changed (`_ONE_DAY`)."""
+    return not new.changed and _ONE_DAY.search(new.text) is not None
 
 
 def _keeps_its_day(old: StoredMemory, new: Statement, content: str) -> bool:
@@ -285,10 +316,11 @@ def names_only_its_names(text: str, reading: Reading, *, at_sentence_start: bool
 
 
 def _anothers_fact(draft: MemoryDraft, who: str | None, new: Statement, memory: StoredMemory, read: Reading) -> bool:
-    """A fact about someone else beside a fact of the user's own: it never replaces or repeats it
-    (我住在南京 / 我姐姐刚搬去了重庆), unless both fill one slot (我男朋友叫阿强 / 我现在的对象叫小林).
-    Only between facts: "My ex is off limits" repeats the user's boundary, whoever it names."""
-    facts = draft.type == FACT == memory.type
+    """A fact or liking of someone else's beside one of the user's own: it never replaces or repeats
+    it (我住在南京 / 我姐姐刚搬去了重庆; 我对青霉素过敏 / 我们科室的小王对头孢过敏), unless both fill one
+    slot (我男朋友叫阿强 / 我现在的对象叫小林). Not for boundaries: "My ex is off limits" repeats the
+    user's boundary, whoever it names."""
+    facts = draft.type in (FACT, PREFERENCE) and memory.type in (FACT, PREFERENCE)
     return facts and who is not None and read.who is None and not _share_a_slot(new, read.old)
 
 

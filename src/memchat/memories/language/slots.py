@@ -45,10 +45,12 @@ _SHIFT_NAMES = {"大夜": "夜", "小夜": "晚"}
 _NOT_PLACES = set("外面 家里 公司 学校 宿舍 路上 医院 这里 那里 哪里 老家 上班 工作 家 学习".split())
 _TITLE = (
     r"(?:师|员|生|家|工|手|者|医生|护士|老板|会计|司机|律师|警察|模特|主播|博主|自由职业|店长|长|顾问|经理|主管|总监"
-    r"|助理|主任|编辑|记者|策划|运营|销售|客服|专员|代表|秘书|老师|保安|保姆|月嫂|阿姨|骑手|外卖|快递|厨子|大夫|教练|HR|hr)"
+    r"|助理|主任|编辑|记者|策划|运营|销售|客服|专员|代表|秘书|老师|保安|保姆|月嫂|阿姨|骑手|外卖|快递|厨子|大夫|教练|中介"
+    r"|经纪人|HR|hr)"
 )
 _JOB = re.compile(
-    rf"(?:(?:我|现在)(?:现在)?(?:是|在)|工作是|职业是|我在做|我当|我做|我干|(?:我|现在)(?:现在)?在[{_CJK}]{{1,8}}?(?:当|做|干))"
+    rf"(?:(?:我|现在)(?:现在)?(?:是|在)|工作是|职业是|我在做|我当|我做|我干|(?:我|现在)(?:现在)?在[{_CJK}]{{1,8}}?(?:当|做|干)"
+    rf"|(?:去了|进了|跳槽到了?|跳到了?|换到了?)[{_CJK}A-Za-z]{{1,8}}?(?:当|做|干))"
     rf"(?:一名|一个|个|一位|名)?([{_CJK}A-Za-z]{{0,6}}?{_TITLE})(?=了|呢|啦|[，。！!,.]|$)"
 )
 _WORKPLACE = re.compile(
@@ -57,7 +59,14 @@ _WORKPLACE = re.compile(
     rf"(?=(当|做|干|上班|工作|打工|教)|[，。！!,.]|$)"
 )
 # sent to work in another city: 公司派我去武汉分部
-_POSTED = re.compile(rf"(?:派我去|派我到|被派到|被派去|外派到)([{_CJK}]{{2,3}}?)(?=分部|分公司|分行|总部|工作|上班)")
+_POSTED = re.compile(
+    rf"(?:派我去|派我到|被派到|被派去|外派到|调到|调去)([{_CJK}]{{2,3}}?)(?=分部|分公司|分行|总部|工作|上班)"
+)
+# a new workplace told as the first day there: 去区税务局报到 / 入职了一家物流公司
+_JOINED = re.compile(
+    rf"(?:去|到)([{_CJK}]{{1,8}}?(?:局|院|所|公司|厂|店|馆|中心|学校|医院|银行|单位|集团|部门))(?:报到|报道|入职)"
+    rf"|入职(?:了)?(?:一家|一个)?([{_CJK}]{{1,8}}?(?:局|院|所|公司|厂|店|馆|中心|学校|医院|银行|单位|集团))"
+)
 # the car one drives: 开的是一辆老捷达 / 提了辆比亚迪 / 新提了一台理想L6 (a value ending in 车 names no car: 新车,
 # 电动车, 自行车)
 _CAR = re.compile(
@@ -81,7 +90,8 @@ _CLOCK = re.compile(
     r"(\d{1,2}|[一二三四五六七八九十两]{1,3})点(半)?(?:多)?(?:就|才|都|左右)?(?:会)?(起床|起|睡觉|睡|下班|上班|吃饭|到家|吃早饭)"
 )
 _WEEKLY = re.compile(
-    rf"(周[一二三四五六日天末]|星期[一二三四五六日天]|礼拜[一二三四五六日天])(?:都会?|会|都|一般)?(?:去|在)([{_CJK}]{{2,4}}?){_VALUE_END}"
+    rf"(周[一二三四五六日天末]|星期[一二三四五六日天]|礼拜[一二三四五六日天])(?:都会?|会|都|一般)?(?:去|在)([{_CJK}]{{2,4}}?)"
+    rf"(?:(?=是)|{_VALUE_END})"  # 礼拜天去教堂是我的习惯: 教堂
 )
 _FAVOURITE = re.compile(
     rf"最喜欢的([{_CJK}]{{1,4}}?)是([{_CJK}A-Za-z0-9]{{1,8}}?){_VALUE_END}|([{_CJK}A-Za-z0-9]{{1,8}}?)是我最喜欢的([{_CJK}]{{1,4}}?){_VALUE_END}"
@@ -89,7 +99,11 @@ _FAVOURITE = re.compile(
 _LANGUAGE = re.compile(r"用(英文|英语|中文|汉语|普通话|日语|日文|韩语|粤语)")
 _SHORT = re.compile(r"简短|简洁|短一点|短点|短一些|少说|精简|别太长|不要太长|不用太长|长话短说|一两句")
 _LONG = re.compile(r"详细|长一点|多说点|多说一些|展开|具体一点|具体些|别太短|不要太短")
-_FORMAL = re.compile(r"(?<![不别用那么太])正式|礼貌一点|客气一点")
+# 正式 of replies (正式一点, 用正式的语气, 回复要正式), not "officially" (正式搬到了天津, 正式在一起了)
+_FORMAL = re.compile(
+    r"(?<![不别么太])(?<!不用)正式(?:一点|一些|些|点|的?(?:语气|口吻|措辞|说法|用语|风格)|地(?:回|说|写|答))"
+    r"|(?:语气|口吻|措辞|说话|回复|回答)[^，。,]{0,4}(?<![不别那么太])正式|礼貌一点|客气一点"
+)
 _CASUAL = re.compile(r"不用那么正式|别那么正式|不要那么正式|随意|随便点|轻松点|口语")
 _SINGLE = re.compile(r"单身|没有对象|没对象|没有女朋友|没有男朋友|没女朋友|没男朋友|分手了|离婚了")
 _TAKEN = re.compile(r"有女朋友了?|有男朋友了?|有对象了?|脱单|在一起了|结婚了|订婚了")
@@ -196,7 +210,7 @@ def read_slots(text: str) -> tuple[dict[str, frozenset[str]], str]:
         if not car.endswith("车"):
             put(_whose("car", rest, m.start()), car)
     for m in _JOB.finditer(rest):
-        put("job", m.group(1))
+        put(_whose("job", rest, m.start()), m.group(1))
     for m in _SHIFT.finditer(rest):
         if _positive(rest, m.start()):
             shift = m.group(1) or m.group(2)
@@ -207,6 +221,8 @@ def read_slots(text: str) -> tuple[dict[str, frozenset[str]], str]:
             put(_whose("city", rest, m.start()), m.group(1))
     for m in _POSTED.finditer(rest):
         put("city", m.group(1))
+    for m in _JOINED.finditer(rest):
+        put(_whose("job", rest, m.start()), m.group(1) or m.group(2))
     for m in _MARRIES.finditer(rest):
         put("name:partner", m.group(1) or m.group(2))
     for m in _NEW_PARTNER.finditer(rest):

@@ -38,7 +38,8 @@ _PET_CALLED = re.compile(
 _IM_NAME = re.compile(rf"^(?i:hi|hey|hello)?[,!\s]*(?i:i'm|i am|this is)\s+{_NAME_WORD}(?=\s*(?:[,.!;]|and\b|$))")
 _CITY = re.compile(
     rf"\b(?i:(?:i|we)\s+(?:now\s+|still\s+|currently\s+|just\s+|recently\s+|finally\s+)?"
-    rf"(?:live|lived|living|moved|move|relocated|am living|'m living|settled|'m based|am based|are based)"
+    rf"(?:live|lived|living|moved|move|relocated|am living|'m living|settled|'m based|am based|are based|landed"
+    rf"|ended up)"
     rf"\s+(?:back\s+)?(?:in|to|over to|out to))\s+{_PLACE}"
 )
 # where one's home is: "We rent a place in Sacramento", "bought a house in Reno", "own a condo in Miami"
@@ -97,9 +98,11 @@ _SOMEONE_ELSE = re.compile(
 _CAR = re.compile(
     r"(?:\b(?i:i|we)\s+(?:\w+\s+)?(?i:drive|bought|got|own|lease|picked up|traded|switched|upgraded|replaced)\b"
     r"[^.!?;]{0,40}?"
-    r"|\b(?i:my|our)\s+(?:(?i:old|new|used|trusty|\d{4})\s+)*)\b"
+    r"|\b(?i:my|our)\s+(?:(?i:old|new|used|trusty|\d{4})\s+)*"
+    r"|(?:(?:^|\band\s+|[,;]\s*)(?i:got|bought|picked up|leased)|\b(?i:went into|went toward))"
+    r"\s+(?i:a|an)\s+(?:(?i:new|used|\d{4})\s+)*)\b"
     r"(Honda|Toyota|Ford|Tesla|Subaru|Chevy|Chevrolet|Nissan|Mazda|Hyundai|Kia|BMW|Audi|Jeep|Volkswagen|VW|Volvo|"
-    r"Mercedes|Lexus|Dodge|GMC|Prius|Civic|Corolla|Camry|Rivian)\b"
+    r"Mercedes|Lexus|Dodge|GMC|Prius|Civic|Corolla|Camry|Rivian)(?:\b|(?=\d))"
 )
 _SCHOOL = re.compile(
     r"\b(?:in|at|to|into|attending|started|starting|switched to|applying to|going to)\s+"
@@ -313,6 +316,8 @@ def read_slots_en(text: str) -> dict[str, set[str]]:
     for m in _NICKNAME.finditer(text):
         if m.group(1) not in _NOT_NAMES:
             put("nickname", m.group(1))
+            if re.search(r"\byou can too\b|\bso can you\b", text, re.IGNORECASE):
+                put("name", m.group(1))  # "my crew calls me Sparky, you can too": what to call the user
     for m in _REAL_NAME.finditer(text):
         put("name", m.group(1))
     for m in _PET_CALLED.finditer(text):
