@@ -9,7 +9,7 @@ _PEOPLE_ZH = (
     "|男友|女友|儿子|女儿|闺女|孩子|娃|宝宝|合伙人|师傅|徒弟|学生|病人|客户|兄弟|姐妹|媳妇|丈夫|妻子|先生|太太|发小|队友"
     "|搭档|上司|实习生|侄子|侄女|外甥|外甥女|孙子|孙女|亲戚|家人|店长|组长|班长|店主|老板娘|师父"
 )
-# Someone called by surname: 小王, 老李, 王师傅, 李阿姨, 张老师. Surnames that start common words after
+# Someone called by surname: 小王, 老李, 王师傅, 李阿姨. Surnames that start common words after
 # 小 / 老 (小周末, 老方法, 小金库, 老姜, 小龙虾, 小毛病, 小钱) are left out.
 _SURNAME = (
     "王李张刘陈杨赵吴徐孙朱胡郭何林罗郑梁谢宋唐许韩冯邓曹彭曾肖董袁潘蒋蔡杜程苏魏"
