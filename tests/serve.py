@@ -1,17 +1,20 @@
 """`memchat serve` as a real subprocess, for tests that kill it or fuzz it from outside."""
 
 import asyncio
+import contextlib
 import os
 import signal
 import socket
 import subprocess
 import sys
 import time
+import warnings
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import httpx
 import pytest
+from bench.stats import descendants
 
 from tests.upstream import TestUpstream
 
@@ -86,7 +89,18 @@ class Server:
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:
             self.process.terminate()
-            self.process.wait(timeout=20)
+            try:
+                self.process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                # Seen once with `--workers 2 --server granian` on a loaded CI machine: one worker went on
+                # serving after SIGTERM and its parent waited on it. Do what a process manager does after
+                # its stop timeout, so no server outlives its test, and say so in the test report.
+                warnings.warn(f"memchat serve did not stop within 20 s of SIGTERM ({self.log}); killed", stacklevel=2)
+                for pid in descendants(self.process.pid):
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(pid, signal.SIGKILL)
+                self.process.kill()
+                self.process.wait(timeout=10)
 
 
 def server_env(database_url: str, upstream: TestUpstream, tmp_path: Path, **extra: str) -> dict[str, str]:
