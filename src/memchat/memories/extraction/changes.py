@@ -75,8 +75,10 @@ def _model_may_decide(new: Statement, old: Statement) -> bool:
     different slot and the new one says nothing changed (a car beside a job: 我开的是一辆本田飞度 /
     我在长沙做房产中介), nor when the new statement adds to what was said (also / too / 也 / 还: never
     a replacement), nor when the two sit side by side."""
-    different_slots = bool(new.slots) and bool(old.slots) and not _share_a_slot(new, old) and not new.changed
-    return not _share_a_slot(new, old) and not different_slots and not new.also and not side_by_side(new, old)
+    if _share_a_slot(new, old):
+        return False
+    different_slots = bool(new.slots) and bool(old.slots) and not new.changed
+    return not different_slots and not new.also and not side_by_side(new, old)
 
 
 # Parts of the week, the day or the year that go side by side: a statement about one beside a memory
@@ -245,15 +247,17 @@ def _model_choice(candidate: MemoryDraft, new: Statement, model: "ModelReading |
     replace = p[:, RELATIONS.index(CHANGE)] + p[:, RELATIONS.index(PARAPHRASE)]
     best = int(np.argmax(replace))
     if float(replace[best]) < REPLACE_THRESHOLD:
+        if _one_day(new):
+            return None  # one day's happening tells more of a memory (`_ONE_DAY`); it changes none
         change = p[:, RELATIONS.index(CHANGE)]
         best = int(np.argmax(change))
         says_so = new.changed or olds[best][1].single  # a cue word, or a topic one has one of
         weak = not new.also and olds[best][0].type in (FACT, PREFERENCE)
-        if weak and says_so and float(change[best]) >= CUE_CHANGE_THRESHOLD and not _one_day(new):
+        if weak and says_so and float(change[best]) >= CUE_CHANGE_THRESHOLD:
             return olds[best][0].id, CONTRADICTS  # it says something changed, and this is what most likely did
         related = 1.0 - float(p[best, RELATIONS.index(UNRELATED)])
         plain = float(change[best]) >= max(PLAIN_CHANGE_THRESHOLD, PLAIN_CHANGE_SHARE * related)
-        if weak and plain and not _keeps_its_day(olds[best][0], new, candidate.content) and not _one_day(new):
+        if weak and plain and not _keeps_its_day(olds[best][0], new, candidate.content):
             return olds[best][0].id, CONTRADICTS  # said plainly, but if the two are related at all, it is a change
         return None
     changed = p[best, RELATIONS.index(CHANGE)] >= p[best, RELATIONS.index(PARAPHRASE)]

@@ -20,6 +20,7 @@ _NICKNAME = re.compile(
     rf"\b(?:(?i:everyone|everybody|people|they|friends|the\s+\w+|my\s+\w+|all\s+my\s+\w+)\s+(?:\w+\s+){{0,2}}?"
     rf"(?i:calls?|called)\s+me|(?i:i go by))\s+{_NAME_WORD}"
 )
+_OFFERED = re.compile(r"\byou can too\b|\bso can you\b", re.IGNORECASE)  # the nickname offered to the agent
 # "I'm Dana" / "I am Dana": only a capitalised word alone after it (not "I'm Tired of it")
 _REAL_NAME = re.compile(
     rf"\b(?i:(?:use|call me by|go with) my (?:real |actual |full )?name|my real name is),?\s+{_NAME_WORD}"
@@ -316,7 +317,7 @@ def read_slots_en(text: str) -> dict[str, set[str]]:
     for m in _NICKNAME.finditer(text):
         if m.group(1) not in _NOT_NAMES:
             put("nickname", m.group(1))
-            if re.search(r"\byou can too\b|\bso can you\b", text, re.IGNORECASE):
+            if _OFFERED.search(text):
                 put("name", m.group(1))  # "my crew calls me Sparky, you can too": what to call the user
     for m in _REAL_NAME.finditer(text):
         put("name", m.group(1))
