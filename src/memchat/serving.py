@@ -46,7 +46,11 @@ def run_uvicorn(settings: Settings, options: dict[str, Any], workers: int) -> No
     uvicorn.run(APP_FACTORY, factory=True, workers=workers, **options)
 
 
-def run_granian(options: dict[str, Any], workers: int) -> None:
+def run_granian(options: dict[str, Any], workers: int, stop_timeout_s: int) -> None:
+    """granian's supervisor waits on a stopping worker with no limit unless told one. A worker was seen
+    to go on serving after SIGTERM, inside granian's own serve loop, and its parent then waited on it
+    for good: past `stop_timeout_s` (the app's 30 s background drain and its closing, with room) the
+    worker is killed, as a process manager would kill the whole server."""
     from granian import Granian
     from granian.constants import HTTPModes, Interfaces, Loops
     from granian.log import LogLevels
@@ -63,6 +67,7 @@ def run_granian(options: dict[str, Any], workers: int) -> None:
         # granian has no "trace": its most detailed level stands in
         log_level=LogLevels(options["log_level"]) if options["log_level"] != "trace" else LogLevels.debug,
         log_dictconfig=options["log_config"],
+        workers_kill_timeout=stop_timeout_s,
     ).serve()
 
 
@@ -83,6 +88,6 @@ def serve(
         migrate()  # once, here, not in every worker at the same time
     os.environ["MEMCHAT_MIGRATE_ON_START"] = "false"
     if server == "granian":
-        run_granian(options, workers)
+        run_granian(options, workers, settings.http.worker_stop_timeout_s)
     else:
         run_uvicorn(settings, options, workers)

@@ -280,6 +280,11 @@ class HttpSettings(_Group):
     gc_freeze_on_start: bool = Field(
         default=True, description="move start-up objects out of the cyclic GC (shorter collection pauses)"
     )
+    worker_stop_timeout_s: int = Field(
+        default=45,
+        ge=1,
+        description="granian: a worker still running this long after the stop signal is killed",
+    )
 
 
 class ObservabilitySettings(_Group):
