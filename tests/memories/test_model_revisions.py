@@ -9,6 +9,7 @@ import pytest
 
 from memchat.memories.language.semantic import MemoryEmbeddings
 from memchat.memories.types import StoredMemory
+from memchat.models.memory_event import UPDATED
 from tests.memories.support import local_embeddings, planned, stored, touched  # noqa: F401  (the `embeddings` fixture)
 
 
@@ -92,20 +93,31 @@ async def test_a_change_cue_with_also_adds(embeddings: MemoryEmbeddings) -> None
     assert superseded == []
 
 
-@pytest.mark.parametrize(
-    ("first", "second"),
-    [
-        ("我在一家连锁超市当收银员。", "上个月去了物流公司做仓库管理员，工资高一点。"),
-        ("I work as a bank teller in Fresno.", "Got hired as a dental hygienist last month, way better hours."),
-    ],
-)
 async def test_a_change_said_plainly_replaces_what_it_is_most_likely_a_change_of(
-    embeddings: MemoryEmbeddings, first: str, second: str
+    embeddings: MemoryEmbeddings,
 ) -> None:
     """No cue word: when the pair classifier reads the two as related at all, mostly as a change
     (`PLAIN_CHANGE_SHARE`), the new job replaces the old one."""
-    _, superseded = await _said_after(embeddings, first, second)
+    _, superseded = await _said_after(
+        embeddings, "我在一家连锁超市当收银员。", "上个月去了物流公司做仓库管理员，工资高一点。"
+    )
     assert superseded == ["m1"]
+
+
+async def test_a_change_of_one_value_rewrites_a_memory_that_holds_another(embeddings: MemoryEmbeddings) -> None:
+    """The same plain change of job, where the memory also names the city: the memory keeps the city
+    with the new job in the old one's place, and the change is stored as said."""
+    first, second = (
+        "I work as a bank teller in Fresno.",
+        "Got hired as a dental hygienist last month, way better hours.",
+    )
+    kept, plan = await planned(embeddings, await stored(embeddings, first), second)
+    assert [m for add in plan.adds for m in add.supersedes] == []
+    assert [(c.memory_id, c.kind, c.content) for c in plan.changes] == [
+        ("m1", UPDATED, "I work as a dental hygienist in Fresno.")
+    ]
+    assert plan.changes[0].vector is not None  # embedded anew, so recall finds the new job
+    assert [a.content for a in plan.adds] == ["Got hired as a dental hygienist last month, way better hours."]
 
 
 @pytest.mark.parametrize(

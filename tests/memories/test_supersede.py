@@ -56,6 +56,37 @@ async def test_a_change_of_mind_supersedes_the_old_memory(serve: Serve, upstream
     assert "] 我喜欢喝咖啡。" not in prompt
 
 
+async def test_a_change_of_one_value_rewrites_the_memory_that_holds_another(
+    serve: Serve, upstream: TestUpstream
+) -> None:
+    """The major changes, the school does not: the memory keeps the school with the new major (its
+    history has the old words), the change is stored as said, and the prompt no longer says the old
+    major (the default profile: its digest summary follows the memories)."""
+    running = await serve(profile="standard")
+    token, agent_id = await user_with_agent(running)
+    await _say(running, upstream, token, agent_id, "I'm studying accounting at Ohio State.")
+    [school] = await memories(running, token, agent_id)
+    await _say(
+        running,
+        upstream,
+        token,
+        agent_id,
+        "Switched my major to nursing this semester, numbers all day just wasn't for me.",
+    )
+    rows = {m["id"]: m["content"] for m in await memories(running, token, agent_id)}
+    assert rows.pop(school["id"]) == "I'm studying nursing at Ohio State."
+    assert list(rows.values()) == ["Switched my major to nursing this semester, numbers all day just wasn't for me."]
+    assert await memories(running, token, agent_id, status="archived") == []
+    events = await history(running, token, school["id"])
+    assert [(e["kind"], e["actor"]) for e in events] == [("extracted", "embeddings"), ("updated", "embeddings")]
+    assert events[-1]["before"]["content"] == "I'm studying accounting at Ohio State."
+
+    await _say(running, upstream, token, agent_id, "Any tips for the anatomy exam?")
+    prompt = system_prompt(upstream.requests[-1])
+    assert "I'm studying nursing at Ohio State." in prompt
+    assert "accounting" not in prompt
+
+
 async def test_compatible_facts_stay_apart_and_paraphrases_merge(serve: Serve, upstream: TestUpstream) -> None:
     running = await serve(**EMBEDDINGS)
     token, agent_id = await user_with_agent(running)

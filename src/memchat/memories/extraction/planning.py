@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 from memchat.memories.extraction.changes import Changes, PairRead, judge_candidate, supersedes_for_update
 from memchat.memories.extraction.llm import ArchiveOp, MemoryOp, UpdateOp
 from memchat.memories.extraction.pairs import candidate_read
+from memchat.memories.language.rewrite import with_new_value
 from memchat.memories.language.semantic import MemoryEmbeddings
 from memchat.memories.types import MemoryDraft, StoredMemory
 from memchat.models.memory_event import ARCHIVED, MERGED, UPDATED
@@ -118,6 +119,11 @@ async def plan_candidates(
         pairs = zip(candidates, vectors, strict=True)
         reads = [await candidate_read(embeddings, c.content, v, known) for c, v in pairs]
         judge_candidates(candidates, vectors, known, plan, changes, reads)
+        rewrites = [i for i, c in enumerate(plan.changes) if c.kind == UPDATED and c.vector is None and c.content]
+        if embeddings is not None and rewrites:
+            texts = [plan.changes[i].content or "" for i in rewrites]
+            for i, rewritten in zip(rewrites, await embeddings.passages(texts), strict=True):
+                plan.changes[i] = replace(plan.changes[i], vector=rewritten)
         return plan
     deduper = _Deduper(known, embeddings)
     merged: set[str] = set()
@@ -160,9 +166,36 @@ def judge_candidates(
                 )
             )
         else:
-            draft = replace(candidate, vector=vector, event_date=verdict.event_date, supersedes=verdict.supersedes)
+            supersedes = _rewrite_instead(candidate, verdict.supersedes, known, plan, merged)
+            draft = replace(candidate, vector=vector, event_date=verdict.event_date, supersedes=supersedes)
             plan.adds.append(draft)
             added.append(draft)
+
+
+def _rewrite_instead(
+    candidate: MemoryDraft,
+    supersedes: tuple[str, ...],
+    known: Sequence[StoredMemory],
+    plan: ExtractionPlan,
+    done: set[str],
+) -> tuple[str, ...]:
+    """The memories a change supersedes, less those it rewrites: a memory that holds more than the
+    value the change replaces keeps the rest, with the new value in the old one's place
+    (`rewrite.with_new_value`; the change is still stored as said). A rewrite that would say what
+    another memory says already supersedes as before."""
+    by_id = {m.id: m for m in known}
+    taken = {m.content for m in known} | {a.content for a in plan.adds} | {candidate.content}
+    left: list[str] = []
+    for memory_id in supersedes:
+        old = by_id.get(memory_id)
+        rewritten = with_new_value(old.content, candidate.content) if old is not None else None
+        if rewritten is None or rewritten in taken or memory_id in done:
+            left.append(memory_id)
+            continue
+        done.add(memory_id)
+        taken.add(rewritten)
+        plan.changes.append(MemoryChange(memory_id, UPDATED, rewritten))
+    return tuple(left)
 
 
 async def plan_operations(

@@ -35,7 +35,13 @@ _CHANGE = re.compile(
     r"|(?<!到)现在|如今|改[上读做当去换]|转[学岗专]|退出|离开了|辞职|升职|升[为成]|卖了|换到|[调换]去了"
     r"|改[玩练骑听看养坐开住]|[玩练学看听吃喝跑]腻了|[盘转]出去了|转手|不干了|挪[到去]|推迟到|提前到|调[到去]"
 )
-_ALSO = re.compile(r"也|还[要喜爱在有会]|另外|同时")
+# 也 that adds: not 也还行 / 也不错 / 也挺好 (a verdict: 早上改喝燕麦奶了，也还行), not 再也 / 一点也 /
+# 怎么也, and not 也 before a change (地方也换成老家绍兴, 我也跟着过去了: the second thing changed too)
+_ALSO = re.compile(
+    r"(?<!再)(?<!一点)(?<![怎什]么)也"
+    r"(?!还(?:行|好|可以|不错|凑合)|不错|挺好|挺不错|行[，。！!,.]|行$|罢|换|改|搬|变|不再|跟着)"
+    r"|还[要喜爱在有会]|另外|同时"
+)
 # Where one clause ends and the next begins: what an also / 也 / 还 adds to is in its own clause.
 _CLAUSE_END = re.compile(r"[，,。！!？?；;、\n]|\band\b|\bbut\b")
 # About talking of something (别问我工资 / 现在可以聊工作了): a boundary on a topic, not a fact about it.

@@ -30,7 +30,7 @@ _HOMETOWN = re.compile(
     rf"(?:我是([{_CJK}]{{2,3}}?)人|老家(?:是|在)([{_CJK}]{{2,3}}?){_VALUE_END}|在([{_CJK}]{{2,3}}?)长大)"
 )
 _CITY = re.compile(
-    rf"(?:(?:住在|住(?!院)|搬到了?|搬去了?|搬回了?|回(?![复答应家来去头])|定居在?)([{_CJK}]{{2,3}}?)"
+    rf"(?:(?:住在|住(?!院)|搬到了?|搬去了?|搬回了?|回(?![复答应家来去头国])|定居在?)([{_CJK}]{{2,3}}?)"
     rf"(?=(?:老城区|城区|市区|郊区|新区|市|区|县)?(?:工作|上班|生活|读书|上学|定居|住|了|[，。！!,.]|$))"
     rf"|(?<!现)(?<!正)在([{_CJK}]{{2,3}}?)(?=工作|上班|生活|读书|上学|定居|住))"
 )
@@ -137,8 +137,9 @@ _SCHOOL = re.compile(
     r"(?:读|上|念|了|的|[，。！!,.]|$)"
 )
 _MAJOR = re.compile(
-    rf"(?:专业是|读的是|在读[{_CJK}]{{2,6}}?的|转专业了?[，,]?(?:现在)?(?:读|学)|转到了?|转去了?)"
+    rf"(?:专业是|读的是|学的是|主修|改学|开始读|在读[{_CJK}]{{2,6}}?的|转了?专业了?[，,]?(?:现在)?(?:读|学)|转到了?|转去了?)"
     rf"(?![大研高初博小])([{_CJK}]{{2,6}}?)(?:专业|系)?(?=[，。！!,.]|$)"
+    rf"|(?:读|学)(?![大研高初博小])([{_CJK}]{{2,6}}?)专业"
 )
 _STUDENT = re.compile(r"在读|读研|读博|读大学|上大学|在上学|是学生|是大学生|是研究生")
 _WORKING = re.compile(r"毕业了|上班了|工作了|在上班|入职了|参加工作")
@@ -231,7 +232,7 @@ def read_slots(text: str) -> tuple[dict[str, frozenset[str]], str]:
     if (broke := _BREAK_UP.search(rest)) is not None and _someone_before(rest, broke.start()) is None:
         put("name:partner", "分手")
     for m in _MAJOR.finditer(rest):
-        put("major", m.group(1))
+        put("major", m.group(1) or m.group(2))
     for m in _AGE.finditer(rest):
         put("age", m.group(1))
     for m in _BIRTHDAY.finditer(rest):
