@@ -87,6 +87,28 @@ async def test_a_change_of_one_value_rewrites_the_memory_that_holds_another(
     assert "accounting" not in prompt
 
 
+async def test_a_pet_that_is_gone_retires_the_memory_of_having_it(serve: Serve, upstream: TestUpstream) -> None:
+    """我养了一只橘猫叫大橘, then the cat is given away and a dog comes: the cat's memory is superseded
+    by the statement that it is gone, the dog is a memory of its own, and the prompt has no cat."""
+    running = await serve(profile="standard")
+    token, agent_id = await user_with_agent(running)
+    await _say(running, upstream, token, agent_id, "我养了一只橘猫叫大橘，十四岁了，超能吃。")
+    [cat] = await memories(running, token, agent_id)
+    assert cat["content"] == "我养了一只橘猫叫大橘，十四岁了，超能吃。"  # the age is the cat's, not the user's
+    gone = "家里的老猫前阵子送走了，算是寿终正寝。前天从救助站领回来一只小黑狗，叫煤球。"
+    await _say(running, upstream, token, agent_id, gone)
+    [archived] = await memories(running, token, agent_id, status="archived")
+    assert archived["id"] == cat["id"]
+    active = {m["id"]: m["content"] for m in await memories(running, token, agent_id)}
+    assert active[archived["supersededBy"]].startswith("家里的老猫前阵子送走了")
+    assert any("煤球" in content for content in active.values())
+
+    await _say(running, upstream, token, agent_id, "晚上吃什么好")
+    prompt = system_prompt(upstream.requests[-1])
+    assert "煤球" in prompt
+    assert "我养了一只橘猫叫大橘" not in prompt
+
+
 async def test_compatible_facts_stay_apart_and_paraphrases_merge(serve: Serve, upstream: TestUpstream) -> None:
     running = await serve(**EMBEDDINGS)
     token, agent_id = await user_with_agent(running)

@@ -26,6 +26,7 @@ from memchat.memories.language.conflicts import (
 )
 from memchat.memories.language.dates import resolve_event_date
 from memchat.memories.language.people import someone_else, whom
+from memchat.memories.language.pets import no_longer_has
 from memchat.memories.language.semantic import MemoryEmbeddings, first_person
 from memchat.memories.language.topics import one_at_a_time, same_topic
 from memchat.memories.types import FACT, PREFERENCE, MemoryDraft, StoredMemory
@@ -347,9 +348,11 @@ def judge_candidate(
     choice = _model_choice(candidate, new, pair_read.model)
     for memory, similarity, read in zip(known, pair_read.similarities, pair_read.readings, strict=True):
         old, verdict = read.old, read.verdict
-        if verdict != COMPATIBLE and who is not None and read.who not in (None, who):
+        # the user's pet, gone to someone else (我妈…把猫抱回老家养了, "my ex kept the dog"): still a change
+        gone = read.who is None and no_longer_has(new.text, old.text)
+        if verdict != COMPATIBLE and who is not None and read.who not in (None, who) and not gone:
             verdict = COMPATIBLE  # two other people's facts never replace or repeat each other (我爸… / 我妈…)
-        elif verdict != COMPATIBLE and _anothers_fact(candidate, who, new, memory, read):
+        elif verdict != COMPATIBLE and not gone and _anothers_fact(candidate, who, new, memory, read):
             verdict = COMPATIBLE
         if verdict == COMPATIBLE and choice is not None and choice[0] == memory.id and _model_may_decide(new, old):
             verdict = choice[1]

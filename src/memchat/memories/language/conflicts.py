@@ -17,6 +17,8 @@ similarity has to agree (`SAME_FLOOR`).
 import re
 from dataclasses import dataclass
 
+from memchat.memories.language.housing import lives_otherwise
+from memchat.memories.language.pets import no_longer_has
 from memchat.memories.language.slots import read_slots
 
 SAME = "same"
@@ -236,6 +238,8 @@ def relation(new: Statement, old: Statement, similarity: float | None = None, sa
 
     `same_topic` (from the vectors, `topics.py`): whether both are about the same topic slot.
     """
+    if no_longer_has(new.text, old.text) or (not new.also and lives_otherwise(new.text, old.text)):
+        return CONTRADICTS  # 上周送走了家里的老猫 / 我养了一只橘猫叫大橘; 在龙华买的两居 / 我跟爸妈住
     shared = new.slots.keys() & old.slots.keys()
     if shared:
         differing = [k for k in shared if not values_meet(new.slots[k], old.slots[k])]

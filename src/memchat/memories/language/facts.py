@@ -9,6 +9,7 @@ left whole. The same for English ("I'm Dana and I teach math" -> "I'm Dana" / "I
 
 import re
 
+from memchat.memories.language.pets import tells_of_a_pet
 from memchat.memories.language.slots import read_slots
 
 # where a clause may end: a comma or semicolon (with the "and" after it: "I'm Bea, and my dog is..."),
@@ -91,8 +92,10 @@ def split_facts(text: str) -> list[str]:
         return [text]
     groups: list[tuple[list[str], set[str]]] = []
     for clause in clauses:
-        if groups and _about_someone_else(groups[-1][0][0]) and not _OWN_SUBJECT.match(clause):
+        about = groups[-1][0][0] if groups else ""
+        if groups and (_about_someone_else(about) or tells_of_a_pet(about)) and not _OWN_SUBJECT.match(clause):
             # 我女儿叫朵朵，今年五岁: the age is the daughter's, and so is all that follows without a subject
+            # (我养了一只橘猫叫大橘，十四岁了: the cat's)
             groups[-1][0].append(clause)
             continue
         slots = _slot_names(clause)

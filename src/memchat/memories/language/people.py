@@ -3,7 +3,7 @@ no numpy: the rules use it as well as the pair classifier."""
 
 import re
 
-_PEOPLE_ZH = (
+PEOPLE_ZH = (
     "同事|朋友|闺蜜|哥们|室友|同学|舍友|老板|领导|邻居|舅舅|舅妈|叔叔|阿姨|姑姑|姨|表哥|表姐|表弟|表妹|堂哥|堂姐"
     "|老大|老二|老三|老幺|大儿子|小儿子|二儿子|大女儿|小女儿|二女儿|哥哥?|姐姐?|弟弟?|妹妹?|爸爸?|妈妈?|爷爷|奶奶|外公|外婆|姥姥|姥爷|婆婆|公公|岳父|岳母|老公|老婆|对象|男朋友|女朋友"
     "|男友|女友|儿子|女儿|闺女|孩子|娃|宝宝|合伙人|师傅|徒弟|学生|病人|客户|兄弟|姐妹|媳妇|丈夫|妻子|先生|太太|发小|队友"
@@ -18,7 +18,7 @@ _SURNAME = (
 _BY_SURNAME = f"[小老][{_SURNAME}]|[{_SURNAME}](?:师傅|阿姨|姐|哥|总|经理|叔|婶|主任|老板|大爷|大妈)"
 _SOMEONE_ELSE = re.compile(
     rf"^(?:对了|话说|其实|就是)?[，,\s]*(?:我|我的|我们|我家|咱)?(?:[\u4e00-\u9fff]{{0,4}}?有(?:个|一个|位))?"
-    rf"(?:[\u4e00-\u9fff]{{0,4}}的)?({_PEOPLE_ZH}|小姑娘|小伙子?|大爷|大妈|{_BY_SURNAME})"
+    rf"(?:[\u4e00-\u9fff]{{0,4}}的)?({PEOPLE_ZH}|小姑娘|小伙子?|大爷|大妈|{_BY_SURNAME})"
     r"|^(?:so |oh |btw,? )?(?:my|our|a) (?:\w+ )?(coworker|colleague|friend|bestie|roommate|classmate|boss|neighbou?r|"
     r"uncle|aunt|cousin|brother|sister|mom|mother|dad|father|grandma|grandpa|husband|wife|partner|boyfriend|girlfriend|"
     r"son|daughter|kid|baby|team|manager|patient|client|buddy|pal|fianc[eé]e?|niece|nephew|grandson|granddaughter|"

@@ -249,8 +249,9 @@ _VEGGIE = re.compile(
 )
 _MEAT = re.compile(
     r"\b(?:meat lover|meat-lover|carnivore|love (?:my )?meat|love steak|eat (?:a lot of )?meat|meat and potatoes|"
-    r"(?:started|start|back to|went back to|going back to) eating (?:meat|chicken|beef|pork|steak|burgers)"
-    r"|eating (?:meat|chicken|beef|pork|steak) again)\b",
+    r"(?:started|start|back to|went back to|going back to) eating (?:meat|chicken|beef|pork|steak|burgers|fish|eggs)"
+    r"|eat(?:ing)? (?:meat|chicken|beef|pork|steak|fish|eggs)(?: and \w+)? (?:again|now)"
+    r"|(?:meat|fish|eggs|chicken)(?: and (?:meat|fish|eggs|chicken|dairy))? (?:are|is) back on my plate)\b",
     re.IGNORECASE,
 )
 _EVENT = re.compile(
