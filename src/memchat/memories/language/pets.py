@@ -30,8 +30,8 @@ _HAS = re.compile(
     r"养|有[一只条个]|我家|我们家|我的|\b(?:i|we)(?:'ve| have)? (?:got|have|keep|adopted)\b|\bmy\b|\bour\b|\bnamed\b",
     re.IGNORECASE,
 )
-# Its name: 叫X / 名叫X, "named X", "called X", "cat X"
-_NAME_ZH = re.compile(r"叫([\u4e00-\u9fff]{2,3}?)(?=[，。！!,.\s]|$|的|是|，|今年)")
+# Its name: 叫X / 名叫X, "named X", "called X"
+_NAME_ZH = re.compile(r"叫([\u4e00-\u9fff]{2,3}?)(?=[，。！!,.\s]|$|的|是|今年)")
 _NAME_EN = re.compile(r"\b(?:named|called)\s+((?:Sir\s+)?[A-Z][a-z]+)")
 # Gone: died, given or taken away, ran off, lost, kept by someone else
 _GONE = re.compile(

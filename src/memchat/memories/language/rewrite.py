@@ -4,8 +4,8 @@ A change of mind retires the memory it contradicts. When that memory holds more 
 changed ("I'm studying accounting at Ohio State", then "Switched my major to nursing"), retiring it
 loses the school with the major; the memory is rewritten instead ("I'm studying nursing at Ohio
 State"), and the change is stored beside it as said. Only where the slots read one value of one slot
-in each, the old value stands in the memory's own words, and the memory fills another slot the
-change leaves alone; anything less sure retires the memory as before.
+in each, the two values share no word, the old value stands in the memory's own words, and the memory
+fills another slot the change leaves alone; anything less sure retires the memory as before.
 """
 
 import re
@@ -13,10 +13,9 @@ import re
 from memchat.memories.language.conflicts import analyse
 from memchat.memories.language.semantic import first_person
 
-# Slots whose value is a noun that can stand in the old one's place (not a diet, an age or a negation:
-# "I'm meat" is no sentence)
-# are no sentence). Not a name: a partner by a new name is another person, and what the memory says
-# of the old one (在银行上班) is not said of the new
+# Slots whose value is a noun that can stand in the old one's place: not a diet, an age or a negation
+# ("I'm meat" is no sentence), and not a name (a partner by a new name is another person, and what the
+# memory says of the old one, 在银行上班, is not said of the new)
 _REPLACEABLE = frozenset({"city", "job", "major", "school", "car"})
 # what a change says of when, after its value ("nursing this semester", "计算机了")
 _WHEN_AFTER = re.compile(
@@ -25,6 +24,7 @@ _WHEN_AFTER = re.compile(
     re.IGNORECASE,
 )
 _CJK = re.compile(r"[\u4e00-\u9fff]")
+_CJK_PAIR = re.compile(r"[\u4e00-\u9fff]{2}")
 
 
 def _base(key: str) -> str:
@@ -48,7 +48,7 @@ def _share_words(one: str, other: str) -> bool:
     one, other = one.casefold(), other.casefold()
     if set(re.findall(r"[a-z0-9]{3,}", one)) & set(re.findall(r"[a-z0-9]{3,}", other)):
         return True
-    return any(one[i : i + 2] in other for i in range(len(one) - 1) if _CJK.match(one[i : i + 2]))
+    return any(one[i : i + 2] in other for i in range(len(one) - 1) if _CJK_PAIR.fullmatch(one[i : i + 2]))
 
 
 def with_new_value(old_text: str, new_text: str) -> str | None:
