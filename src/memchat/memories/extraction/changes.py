@@ -349,7 +349,7 @@ def judge_candidate(
     for memory, similarity, read in zip(known, pair_read.similarities, pair_read.readings, strict=True):
         old, verdict = read.old, read.verdict
         # the user's pet, gone to someone else (我妈…把猫抱回老家养了, "my ex kept the dog"): still a change
-        gone = read.who is None and no_longer_has(new.text, old.text)
+        gone = verdict != COMPATIBLE and read.who is None and no_longer_has(new.text, old.text)
         if verdict != COMPATIBLE and who is not None and read.who not in (None, who) and not gone:
             verdict = COMPATIBLE  # two other people's facts never replace or repeat each other (我爸… / 我妈…)
         elif verdict != COMPATIBLE and not gone and _anothers_fact(candidate, who, new, memory, read):

@@ -39,5 +39,8 @@ def ways(text: str) -> set[str]:
 
 def lives_otherwise(new_text: str, old_text: str) -> bool:
     """The memory names how the user lives, and the new statement names only other ways."""
-    old, new = ways(old_text), ways(new_text)
-    return bool(old) and bool(new) and not old & new
+    new = ways(new_text)  # first: most statements name no way of living, and this is asked of every memory
+    if not new:
+        return False
+    old = ways(old_text)
+    return bool(old) and not old & new

@@ -43,13 +43,11 @@ _GONE = re.compile(
     r"\b(?:lives|living|stays) with (?:my|his|her|their)\b",
     re.IGNORECASE,
 )
-_PRONOUN = re.compile(r"它|\b(?:old girl|old boy|little guy|little girl|the little one)\b", re.IGNORECASE)
-
-
 # someone else's pet: "my neighbor's dog", 邻居家的狗, 朋友的猫
 _ANOTHERS = re.compile(
     rf"(?:\b(?!(?:my|our|the)\b)\w+'s\s+(?:\w+\s+)?|(?:{PEOPLE_ZH})家?的?(?:那只|那条|这只)?)$", re.IGNORECASE
 )
+_PRONOUN = re.compile(r"它|\b(?:old girl|old boy|little guy|little girl|the little one)\b", re.IGNORECASE)
 
 
 def _kinds(text: str, *, own: bool = False) -> set[str]:
@@ -73,8 +71,10 @@ def tells_of_a_pet(text: str) -> bool:
 def no_longer_has(new_text: str, old_text: str) -> bool:
     """`old_text` says the user has a pet, and `new_text` names that pet (its name, its kind, or
     它 / "old girl" where the memory is of one pet) and says it is gone."""
+    if _GONE.search(new_text) is None:
+        return False  # first: it is asked of every active memory, and most statements say nothing is gone
     kinds = _kinds(old_text)
-    if not kinds or not _HAS.search(old_text) or not _GONE.search(new_text):
+    if not kinds or _HAS.search(old_text) is None:
         return False
     if any(name in new_text for name in _names(old_text)):
         return True
