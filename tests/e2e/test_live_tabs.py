@@ -116,15 +116,17 @@ def test_a_phone_follows_the_reply_and_its_retry_does_not_stand_as_an_error(
     with signed_in_page(browser, server, account.token) as phone:
         # Another device: no channel between it and the desktop's tabs.
         phone.set_viewport_size(PHONE)
+        # The phone's clock stands still from before its chat opens until its user taps 重试, so its
+        # idle check (every few seconds) never runs before the tap, however slow the machine: the
+        # tap meets the desktop's turn. (Paused once the chat was open, a check due by then ran as
+        # the pause landed, and under load its request could reach the server after the desktop's
+        # retry was stored: the phone then followed that reply before the tap, and 重试 went away.)
         phone.clock.install()
+        phone.clock.pause_at(datetime.fromtimestamp(phone.evaluate("Date.now()") / 1000 + 1))
         open_chat(phone, agent_id)
         expect(message_items(phone)).to_have_count(1)
         expect(phone.get_by_test_id("regenerate")).to_have_text("重试")
 
-        # The phone's clock stands still until its user taps 重试, so its idle check (every few
-        # seconds) cannot find the desktop's turn first, however slow the machine: the tap meets it.
-        # (a second ahead of the page's own clock, which runs on from here until the pause lands)
-        phone.clock.pause_at(datetime.fromtimestamp(phone.evaluate("Date.now()") / 1000 + 1))
         upstream.script(HELD)
         desktop.get_by_test_id("regenerate").click()
         expect(_replies(desktop).last.get_by_test_id("message-text")).to_have_text("第一段，")
