@@ -67,6 +67,8 @@ def _relation(old: str, new: str) -> str:
         ("我男朋友叫阿哲。", "跟之前那个分了，现在在跟柏舟交往。"),  # 在跟 X 交往: a new partner
         ("我吃素三年了。", "体检说贫血，最近又吃肉了。"),  # meat again
         ("I'm pescatarian, have been for years.", "My doctor pushed me and I started eating chicken again."),
+        ("我喺广州做嘢，做紧平面设计。", "我搬咗去香港啦，喺度搵咗份新工。"),  # Cantonese, read as Mandarin
+        ("我在成都上班。", "我搬到重庆啦！"),  # a particle after the city is not the city's
     ],
 )
 def test_changes_of_mind_contradict(old: str, new: str) -> None:
@@ -99,6 +101,9 @@ def test_changes_of_mind_contradict(old: str, new: str) -> None:
         ("My boyfriend Sam is a chef.", "We never broke up, despite the long distance."),
         ("我上夜班。", "每天早上得赶早班地铁回家。"),  # the early train is no shift
         ("我有肾结石，前年疼得在地上打滚。", "那次疼起来直冒冷汗，到现在想起来还后怕。"),  # 到现在: nothing changed
+        ("I work as a paralegal during the week.", "I bartend at a brewery for extra cash."),  # a job on the side
+        ("我在超市当收银员。", "周末搞点副业，做家教。"),
+        ("我在一家奶茶店打工。", "我老公上个月辞职了。"),  # his job, not mine
     ],
 )
 def test_compatible_facts_stay_apart(old: str, new: str) -> None:

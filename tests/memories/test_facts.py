@@ -31,6 +31,17 @@ from memchat.memories.language.slots import read_slots
             "I grew up in Tulsa and I work security at a casino.",
             ["I grew up in Tulsa.", "I work security at a casino."],
         ),
+        # back to the user after someone else, though the partner's clause fills no slot
+        ("我老公在深圳做程序员，我在广州当老师。", ["我老公在深圳做程序员。", "我在广州当老师。"]),
+        (
+            "My mom lives in Phoenix and my sister is up in Boise.",
+            ["My mom lives in Phoenix.", "My sister is up in Boise."],
+        ),
+        # two things of one's own, each said whole, though no slot reads them
+        (
+            "I'm allergic to penicillin and I'm on birth control pills.",
+            ["I'm allergic to penicillin.", "I'm on birth control pills."],
+        ),
     ],
 )
 def test_a_statement_of_several_facts_is_cut_into_them(text: str, facts: list[str]) -> None:
@@ -47,6 +58,12 @@ def test_a_statement_of_several_facts_is_cut_into_them(text: str, facts: list[st
         "我女朋友叫小雨，在读研。",  # the studies are the girlfriend's, not the user's
         "我女儿叫朵朵，今年五岁，在上幼儿园。",  # all of it about the daughter
         "我男朋友叫周明，是个程序员。",
+        "I love hiking and I go every weekend.",  # the second says only when
+        "我最近在学游泳，我觉得挺难的。",  # a view of the first
+        "I'm not doing the whole plant thing anymore, I eat eggs and fish again.",  # one change, two clauses
+        "I can't eat gluten, I have celiac.",  # a comma alone: what follows often goes on about the first
+        "My therapist is Janine, I see her every other Thursday.",  # her: the therapist
+        "My nephew inherited the hamster, and I got a pair of zebra finches.",  # a pet's change, told whole
     ],
 )
 def test_one_fact_stays_whole(text: str) -> None:

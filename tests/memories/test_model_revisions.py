@@ -38,10 +38,34 @@ async def test_a_change_the_classifier_drops_still_supersedes(embeddings: Memory
         ("我有肾结石，前年疼得在地上打滚，去医院碎过一次石。", "那次疼起来直冒冷汗，到现在想起来还后怕。"),
         ("I have a cat named Mochi.", "Mochi knocked my mug off the table again."),
         ("I live in Denver.", "Now the snow is finally melting, spring at last."),
+        # read as about work, and more likely nothing to do with it than a change of it
+        ("我现在在顺丰送快递了，片区固定，工资比原来稳当。", "补习班太贵了。"),
+        ("我们已经搬到苏州了，在园区租了个两居。", "客户又回消息了，还要改。"),  # 回消息 is no move
+        (
+            "I'm an ASL interpreter, mostly freelance.",
+            "My old college friend just got a job at Google.",
+        ),  # the friend's
     ],
 )
 async def test_a_remark_near_a_memory_changes_nothing(embeddings: MemoryEmbeddings, first: str, second: str) -> None:
     _, superseded = await _said_after(embeddings, first, second)
+    assert superseded == []
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        ("你回我简短点，三五句话就行。", "你会不会觉得我话太多了？"),  # a question
+        ("我最爱看武侠小说，金庸那几部翻了好多遍。", "今天走了一万多步，腿都酸了。"),  # one day's happening
+        ("Walked like 12,000 steps today, my legs are done.", "Almost missed my stop just now."),  # "just now"
+    ],
+)
+async def test_a_question_or_a_moment_is_never_kept_as_a_revision(
+    embeddings: MemoryEmbeddings, first: str, second: str
+) -> None:
+    """What the classifier drops as a question or the moment's state is no change of a memory, however
+    the pair classifier reads it."""
+    kept, superseded = await _said_after(embeddings, first, second)
     assert superseded == []
 
 

@@ -18,6 +18,8 @@ from memchat.memories.language.pets import no_longer_has
         ("My cat Juniper is 14 and rules the house.", "We lost our old girl in March."),
         ("We have a beagle named Rufus.", "My ex kept the dog when we split, so it's just me and the cat now."),
         ("I keep a bearded dragon named Spike.", "Our lizard died in March, and we adopted a greyhound."),
+        ("我家猫叫团子，三岁的英短。", "猫送到我表姐那儿养了，她家有院子。"),
+        ("My dog Bruno is a 3-year-old boxer.", "We had to rehome our dog because of my son's allergies."),
     ],
 )
 def test_a_pet_that_is_gone_contradicts_the_memory_of_having_it(old: str, new: str) -> None:

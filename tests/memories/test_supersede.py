@@ -289,6 +289,22 @@ async def test_a_compound_statement_is_one_memory_per_fact(serve: Serve, upstrea
     assert "杭州" not in prompt  # neither a memory nor a line of the digest summary says it now
 
 
+async def test_a_partners_change_leaves_the_users_own_fact_said_beside_it(serve: Serve, upstream: TestUpstream) -> None:
+    """我老公在深圳做程序员，我在广州当老师 holds two people's jobs; his leaving his job retires his, never hers."""
+    running = await serve(profile="standard")
+    token, agent_id = await user_with_agent(running)
+    await _say(running, upstream, token, agent_id, "我老公在深圳做程序员，我在广州当老师。")
+    assert sorted(m["content"] for m in await memories(running, token, agent_id)) == [
+        "我在广州当老师。",
+        "我老公在深圳做程序员。",
+    ]
+    await _say(running, upstream, token, agent_id, "我老公辞职了，现在在家带娃。")
+    active = sorted(m["content"] for m in await memories(running, token, agent_id))
+    assert active == ["我在广州当老师。", "我老公辞职了，现在在家带娃。"]
+    [old] = await memories(running, token, agent_id, status="archived")
+    assert old["content"] == "我老公在深圳做程序员。"
+
+
 async def test_the_digest_forgets_what_a_superseded_memory_said(serve: Serve, upstream: TestUpstream) -> None:
     running = await serve(**EMBEDDINGS, summary_strategy="digest")
     token, agent_id = await user_with_agent(running)

@@ -63,6 +63,36 @@ async def test_children_named_by_their_order_are_two_people(
 
 
 @pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        ("My older brother lives in Denver.", "My younger brother is in Miami, he just finished college."),
+        ("我老公在深圳做程序员。", "我爸去年退休了，现在天天钓鱼。"),
+    ],
+)
+async def test_two_other_people_never_replace_each_other_whatever_the_model_reads(
+    embeddings: MemoryEmbeddings, first: str, second: str
+) -> None:
+    """An older and a younger brother are two people: the pair classifier's reading of a change
+    (the brothers' two cities) does not make one replace the other."""
+    active, touched = await _after(embeddings, first, second)
+    assert touched == []
+    assert len(active) == 2
+
+
+def test_a_brother_said_plainly_may_be_either_brother() -> None:
+    older, younger, plain = (
+        whom("My older brother lives in Denver."),
+        whom("My younger brother is 19."),
+        whom("My brother moved to Austin."),
+    )
+    assert older == {"older brother"}
+    assert plain == {"brother"}
+    assert may_be_about(plain, older)
+    assert may_be_about(older, plain)
+    assert not may_be_about(younger - {ANYONE_ELSE}, older)
+
+
+@pytest.mark.parametrize(
     ("text", "about"),
     [
         ("I live in Tucson.", {None}),

@@ -25,7 +25,7 @@ from memchat.memories.language.conflicts import (
     relation,
 )
 from memchat.memories.language.dates import resolve_event_date
-from memchat.memories.language.people import someone_else, whom
+from memchat.memories.language.people import same_person, someone_else, whom
 from memchat.memories.language.pets import no_longer_has
 from memchat.memories.language.semantic import MemoryEmbeddings, first_person
 from memchat.memories.language.topics import one_at_a_time, same_topic
@@ -227,7 +227,8 @@ merge would have rewritten the job away); the development paraphrases that drop 
 # A happening of one day (今天直播的时候网卡了, "Tonight was brutal"): told without a cue word, it tells
 # more of a standing fact, never replaces it.
 _ONE_DAY = re.compile(
-    r"今天|昨天|今晚|昨晚|今早|刚才|^today\b|\btoday (?:was|i|we)\b|\b(?:tonight|yesterday|last night|this morning)\b",
+    r"今天|昨天|今晚|昨晚|今早|刚才|刚刚|^today\b|\btoday (?:was|i|we)\b|"
+    r"\b(?:tonight|yesterday|last night|this morning|just now)\b",
     re.IGNORECASE,
 )
 
@@ -248,21 +249,24 @@ def _model_choice(candidate: MemoryDraft, new: Statement, model: "ModelReading |
     replace = p[:, RELATIONS.index(CHANGE)] + p[:, RELATIONS.index(PARAPHRASE)]
     best = int(np.argmax(replace))
     if float(replace[best]) < REPLACE_THRESHOLD:
-        if _one_day(new):
+        if one_day(new):
             return None  # one day's happening tells more of a memory (`_ONE_DAY`); it changes none
         change = p[:, RELATIONS.index(CHANGE)]
         best = int(np.argmax(change))
-        says_so = new.changed or olds[best][1].single  # a cue word, or a topic one has one of
+        unrelated = float(p[best, RELATIONS.index(UNRELATED)])
+        # a cue word, or a topic one has one of (then the change at least as likely as nothing to do
+        # with it: 补习班太贵了 is no change of 我在顺丰送快递, though both are read as about work)
+        says_so = new.changed or (olds[best][1].single and float(change[best]) >= unrelated)
         weak = not new.also and olds[best][0].type in (FACT, PREFERENCE)
         if weak and says_so and float(change[best]) >= CUE_CHANGE_THRESHOLD:
             return olds[best][0].id, CONTRADICTS  # it says something changed, and this is what most likely did
-        related = 1.0 - float(p[best, RELATIONS.index(UNRELATED)])
-        plain = float(change[best]) >= max(PLAIN_CHANGE_THRESHOLD, PLAIN_CHANGE_SHARE * related)
+        related = 1.0 - unrelated
+        plain = float(change[best]) >= max(PLAIN_CHANGE_THRESHOLD, PLAIN_CHANGE_SHARE * related, unrelated)
         if weak and plain and not _keeps_its_day(olds[best][0], new, candidate.content):
             return olds[best][0].id, CONTRADICTS  # said plainly, but if the two are related at all, it is a change
         return None
     changed = p[best, RELATIONS.index(CHANGE)] >= p[best, RELATIONS.index(PARAPHRASE)]
-    if changed and _one_day(new):
+    if changed and one_day(new):
         return None  # one day's happening tells more of the memory (`_ONE_DAY`)
     if changed and _names_only_repeated(new, olds[best][1]):
         changed = False  # a new value would be named: this says the old one again, in other words
@@ -280,7 +284,7 @@ def _loses_values(new: Statement, old: Statement) -> bool:
     return any(v not in kept and v.casefold() not in said for values in old.slots.values() for v in values)
 
 
-def _one_day(new: Statement) -> bool:
+def one_day(new: Statement) -> bool:
     """The statement tells of one day's happening and says nothing changed (`_ONE_DAY`)."""
     return not new.changed and _ONE_DAY.search(new.text) is not None
 
@@ -350,9 +354,11 @@ def judge_candidate(
         old, verdict = read.old, read.verdict
         # the user's pet, gone to someone else (我妈…把猫抱回老家养了, "my ex kept the dog"): still a change
         gone = verdict != COMPATIBLE and read.who is None and no_longer_has(new.text, old.text)
-        if verdict != COMPATIBLE and who is not None and read.who not in (None, who) and not gone:
-            verdict = COMPATIBLE  # two other people's facts never replace or repeat each other (我爸… / 我妈…)
-        elif verdict != COMPATIBLE and not gone and _anothers_fact(candidate, who, new, memory, read):
+        # two other people's facts never replace or repeat each other (我爸… / 我妈…), whatever the model reads
+        two_people = who is not None and read.who is not None and not same_person(read.who, who)
+        if two_people:
+            continue
+        if verdict != COMPATIBLE and not gone and _anothers_fact(candidate, who, new, memory, read):
             verdict = COMPATIBLE
         if verdict == COMPATIBLE and choice is not None and choice[0] == memory.id and _model_may_decide(new, old):
             verdict = choice[1]

@@ -11,9 +11,11 @@ from memchat.clock import now_ms
 from memchat.memories.extraction.changes import (
     MAX_FACTS_PER_TURN,
     names_only_its_names,
+    one_day,
     side_by_side,
     statement,
 )
+from memchat.memories.extraction.embeddings import said_for_the_moment
 from memchat.memories.extraction.pairs import candidate_read
 from memchat.memories.language.conflicts import CONTRADICTS, relation
 from memchat.memories.language.content import clean_content
@@ -34,6 +36,12 @@ def _dropped_facts(user_text: str, candidates: Sequence[MemoryDraft]) -> Iterato
                 yield fact, content
 
 
+def _revises_nothing(content: str) -> bool:
+    """A question, a request or the moment's state (你会不会觉得我话太多了？, "Almost missed my stop just
+    now") changes no memory, however near one it reads."""
+    return "?" in content or "？" in content or said_for_the_moment(content)
+
+
 def revisions(user_text: str, candidates: Sequence[MemoryDraft], known: Sequence[StoredMemory]) -> list[MemoryDraft]:
     """Sentences the classifier did not keep that change an active memory (我现在不喝咖啡了): kept,
     with the type of the memory they change, up to the per-turn limit. Only the cue words and slots
@@ -41,6 +49,8 @@ def revisions(user_text: str, candidates: Sequence[MemoryDraft], known: Sequence
     found: list[MemoryDraft] = []
     for fact, content in _dropped_facts(user_text, candidates):
         if any(f.content == content for f in found) or len(candidates) + len(found) >= MAX_FACTS_PER_TURN:
+            continue
+        if _revises_nothing(content):
             continue
         new = statement(content)
         changed = next((m for m in known if relation(new, statement(m.content)) == CONTRADICTS), None)
@@ -89,8 +99,8 @@ async def model_revisions(
     found: list[MemoryDraft] = []
     for content, vector in zip(contents, await embeddings.passages(contents), strict=True):
         new = statement(content)
-        if new.also or len(found) >= budget:
-            continue
+        if new.also or len(found) >= budget or _revises_nothing(content) or one_day(new):
+            continue  # one day's happening (今天走了一万多步，腿都酸了) tells more of a memory, never changes it
         read = (await candidate_read(embeddings, content, vector, known)).model
         if read is None:
             continue

@@ -163,6 +163,12 @@ _MOMENT_EN = re.compile(
 )
 
 
+def said_for_the_moment(text: str) -> bool:
+    """The moment's state (刚到家, "I just got home") or a request for the moment (`asking.asks_now`):
+    nothing to keep, and nothing that changes what is kept."""
+    return bool(_MOMENT.match(text) or _MOMENT_EN.match(text) or asks_now(text))
+
+
 _MY_NAME = re.compile(r"\bmy name(?: is|'s)\b|我叫|我的名字", re.IGNORECASE)
 
 
@@ -172,7 +178,7 @@ def _settle(c: Classification) -> Classification:
     user (call me Lex, 叫我阿杰) is style too, where the classifier said fact and no name is given. The moment's
     state ("I just got to work") and a request for the moment (怎么写请假条比较正式？: `asking.py`) are
     nothing to keep, however close to a fact or a style they sound."""
-    if c.type is not None and (_MOMENT.match(c.text) or _MOMENT_EN.match(c.text) or asks_now(c.text)):
+    if c.type is not None and said_for_the_moment(c.text):
         return Classification(text=c.text, type=None, confidence=c.confidence)
     if c.type == BOUNDARY and _PRESENTATION.search(c.text) and not _PROTECTED.search(c.text):
         return Classification(text=c.text, type=CONVERSATION_STYLE, confidence=c.confidence)

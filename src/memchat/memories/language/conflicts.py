@@ -17,6 +17,7 @@ similarity has to agree (`SAME_FLOOR`).
 import re
 from dataclasses import dataclass
 
+from memchat.memories.language.cantonese import as_mandarin
 from memchat.memories.language.housing import lives_otherwise
 from memchat.memories.language.pets import no_longer_has
 from memchat.memories.language.slots import read_slots
@@ -42,7 +43,7 @@ _CHANGE = re.compile(
 _ALSO = re.compile(
     r"(?<!再)(?<!一点)(?<![怎什]么)也"
     r"(?!还(?:行|好|可以|不错|凑合)|不错|挺好|挺不错|行[，。！!,.]|行$|罢|换|改|搬|变|不再|跟着)"
-    r"|还[要喜爱在有会]|另外|同时"
+    r"|还[要喜爱在有会]|另外|同时|副业|业余"
 )
 # Where one clause ends and the next begins: what an also / 也 / 还 adds to is in its own clause.
 _CLAUSE_END = re.compile(r"[，,。！!？?；;、\n]|\band\b|\bbut\b")
@@ -79,7 +80,8 @@ _NEGATIVE_EN = re.compile(
     re.IGNORECASE,
 )
 _CHANGE_EN = re.compile(
-    r"\b(?:now|anymore|any more|no longer|actually|instead|switched|switch|changed|change|moved|move|rescheduled|"
+    r"\b(?:(?<!just )(?<!right )now|anymore|any more|no longer|actually|instead|switched|switch|changed|change|moved|"
+    r"move|rescheduled|"
     r"pushed|postponed|these days|used to|quit|stopped|gave up|started|new|not .{0,20} anymore|turns out|nowadays|"
     r"traded|sold|left|joined|transferred|promoted|got rid of|replaced)\b",
     re.IGNORECASE,
@@ -87,7 +89,8 @@ _CHANGE_EN = re.compile(
 # "too" adds where a clause ends ("I have a cat too"), not before a word it intensifies ("way too
 # crowded", "one too many"); "plus" adds where a clause begins, not between amounts ("$23.50 plus overtime")
 _ALSO_EN = re.compile(
-    r"\b(?:also|as well|another|besides)\b|\btoo\b(?=\s*(?:[,.!?;)]|$))|(?:^|[,.;!?]\s*|\band\s+)plus\b",
+    r"\b(?:also|as well|another|besides|on the side|side (?:gig|hustle|job)|for extra (?:cash|money|income)|"
+    r"moonlight(?:ing|s)?)\b|\btoo\b(?=\s*(?:[,.!?;)]|$))|(?:^|[,.;!?]\s*|\band\s+)plus\b",
     re.IGNORECASE,
 )
 _TOPIC_EN = re.compile(
@@ -159,10 +162,11 @@ def _also_values(text: str) -> frozenset[str]:
 
 
 def analyse(text: str) -> Statement:
+    said, text = text, as_mandarin(text)
     slots, rest = read_slots(text)
     also = _says_also(text)
     return Statement(
-        text=text,
+        text=said,
         negative=bool(_NEGATIVE.search(text) or _NEGATIVE_EN.search(text)),
         changed=bool(_CHANGE.search(text) or _CHANGE_EN.search(text)),
         also=also,

@@ -9,6 +9,7 @@ left whole. The same for English ("I'm Dana and I teach math" -> "I'm Dana" / "I
 
 import re
 
+from memchat.memories.language.people import someone_else as whose_fact
 from memchat.memories.language.pets import tells_of_a_pet
 from memchat.memories.language.slots import read_slots
 
@@ -23,25 +24,30 @@ _CJK = re.compile(r"[\u4e00-\u9fff]")
 _VERB = re.compile(
     r"\b(?:am|is|are|was|were|have|has|had|do|does|did|live|lived|work|worked|teach|taught|study|go|went|like|love|"
     r"hate|moved|got|manage|run|own|need|want|play|drive|eat|drink|grew|born|came|left|took|made|met|bought|sold|"
-    r"know|knew|keep|kept)\b|'m\b|'s\b|'re\b|'ve\b|\w+ed\b",
+    r"know|knew|keep|kept|lives|works|teaches|studies|goes|likes|loves|hates|drives|owns|runs|plays|eats|drinks|"
+    r"takes|gets|makes|wants|needs|keeps|stays)\b|'m\b|'s\b|'re\b|'ve\b|\w+ed\b",
     re.IGNORECASE,
 )
 _SUBJECT = re.compile(r"^(?:我|i\b|i'm\b|my\b|we\b|we're\b)", re.IGNORECASE)
 _LOWER_SUBJECT = re.compile(r"^(?:i|i'm|i've|my|our|we|we're)\b")
 
 
-def _clauses(text: str) -> list[str]:
-    parts: list[str] = []
-    start = 0
+_AND = re.compile(r"\b(?:and|plus)\b", re.IGNORECASE)
+
+
+def _clauses(text: str) -> list[tuple[str, bool]]:
+    """The clauses of `text`, each with whether an English "and" joins it to the one before."""
+    parts: list[tuple[str, bool]] = []
+    start, joined = 0, False
     for m in _CLAUSE_END.finditer(text):
         if m.group(0).strip() and m.group(0).strip()[0].isalpha() and not _VERB.search(text[start : m.start()]):
             continue  # "My boyfriend Tyler and I have been together": the "and" joins two subjects
         if m.start() > start:
-            parts.append(text[start : m.start()])
-        start = m.end()
+            parts.append((text[start : m.start()], joined))
+        start, joined = m.end(), bool(_AND.search(m.group(0)))
     if start < len(text):
-        parts.append(text[start:])
-    return [p.strip() for p in parts if p.strip()]
+        parts.append((text[start:], joined))
+    return [(p.strip(), j) for p, j in parts if p.strip()]
 
 
 # A clause whose subject is someone else (孩子在读中班, my son's in daycare): a fact of its own.
@@ -71,6 +77,35 @@ def _stands_alone(clause: str) -> bool:
     return bool(_SUBJECT.match(clause)) and not _REFERS_BACK.search(clause)
 
 
+# What ties a clause to the one before it beyond _REFERS_BACK: a person named before (她), "also",
+# a view of what was just said (我觉得挺难的, "I think"), a change told in two clauses ("not anymore,
+# I eat fish again")
+_TIED_BACK = re.compile(
+    r"[他她也还又再]|觉得|感觉|认为|现在|不再|改|换"
+    r"|\b(?:he|she|him|her|also|too|either|think|feel|guess|mean|again|anymore|instead|now|no longer)\b",
+    re.IGNORECASE,
+)
+_WORD = re.compile(r"[a-z']+")
+# words that say nothing of their own ("I go every weekend" says no more than when)
+_LIGHT = frozenset(
+    "i i'm im am is are was were a an the to of in on at for go going went do it every each day days week weeks "
+    "weekend weekends night nights morning mornings time always usually often really so very just now then there "
+    "here my me we we're our all much lot lots and or but".split()
+)
+_SAYS_ENOUGH = 1  # English words beyond _LIGHT: more than this
+_CJK_ENOUGH = 5  # characters after 我
+
+
+def _whole_fact(clause: str) -> bool:
+    """A clause that says a thing of its own: its own first-person subject, enough words of its own
+    (I'm allergic to penicillin, 我对青霉素过敏; not "I go every weekend"), nothing that points back."""
+    if not _stands_alone(clause) or _TIED_BACK.search(clause):
+        return False
+    if _CJK.search(clause):
+        return len(_CJK.findall(clause)) > _CJK_ENOUGH
+    return sum(w not in _LIGHT for w in _WORD.findall(clause.lower())) > _SAYS_ENOUGH
+
+
 def _starts_another_fact(clause: str, before: set[str]) -> bool:
     """A clause after a name or an age that says something more (我叫小满，在昆明做前台)."""
     if not before:
@@ -91,7 +126,7 @@ def split_facts(text: str) -> list[str]:
     if len(clauses) < 2:
         return [text]
     groups: list[tuple[list[str], set[str]]] = []
-    for clause in clauses:
+    for clause, joined_by_and in clauses:
         about = groups[-1][0][0] if groups else ""
         if groups and (_about_someone_else(about) or tells_of_a_pet(about)) and not _OWN_SUBJECT.match(clause):
             # 我女儿叫朵朵，今年五岁: the age is the daughter's, and so is all that follows without a subject
@@ -101,10 +136,27 @@ def split_facts(text: str) -> list[str]:
         slots = _slot_names(clause)
         new_slot = bool(slots) and bool(groups) and bool(groups[-1][1]) and not slots <= groups[-1][1]
         someone_else = bool(groups) and bool(_OTHER_SUBJECT.match(clause))
-        new_subject = someone_else or (
+        # 我老公在深圳做程序员，我在广州当老师: back to the user's own slot after someone else;
+        # "I take lisinopril every morning, and I'm allergic to sulfa": two things of one's own joined
+        # by "and" (a comma often joins what goes on about the first: "I'm into woodworking, I built
+        # our table", "I can't eat gluten, I have celiac")
+        own_again = (
             bool(groups)
-            and bool(groups[-1][1])
-            and (_stands_alone(clause) or _starts_another_fact(clause, groups[-1][1]))
+            and len(groups[-1][0]) == 1
+            and _whole_fact(clause)
+            and (
+                (_about_someone_else(groups[-1][0][0]) and bool(slots))
+                or (joined_by_and and _whole_fact(groups[-1][0][0]) and whose_fact(groups[-1][0][0]) is None)
+            )
+        )
+        new_subject = (
+            someone_else
+            or own_again
+            or (
+                bool(groups)
+                and bool(groups[-1][1])
+                and (_stands_alone(clause) or _starts_another_fact(clause, groups[-1][1]))
+            )
         )
         if groups and not new_slot and not new_subject and (not slots or not groups[-1][1] or slots <= groups[-1][1]):
             groups[-1][0].append(clause)
@@ -112,7 +164,8 @@ def split_facts(text: str) -> list[str]:
         else:
             groups.append(([clause], set(slots)))
     about_others = any(_OTHER_SUBJECT.match(parts[0]) for parts, _ in groups[1:])
-    if len(groups) < 2 or not (about_others or any(slots for _, slots in groups)):
+    whole = all(len(parts) == 1 and _whole_fact(parts[0]) for parts, _ in groups[1:])
+    if len(groups) < 2 or not (about_others or whole or any(slots for _, slots in groups)):
         return [text]
     if not groups[0][1] and len(re.sub(r"\W", "", "".join(groups[0][0]))) < _SUBSTANTIVE:
         # a lead-in without a slot ("对了，") goes with the first fact

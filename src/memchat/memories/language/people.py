@@ -7,7 +7,7 @@ PEOPLE_ZH = (
     "同事|朋友|闺蜜|哥们|室友|同学|舍友|老板|领导|邻居|舅舅|舅妈|叔叔|阿姨|姑姑|姨|表哥|表姐|表弟|表妹|堂哥|堂姐"
     "|老大|老二|老三|老幺|大儿子|小儿子|二儿子|大女儿|小女儿|二女儿|哥哥?|姐姐?|弟弟?|妹妹?|爸爸?|妈妈?|爷爷|奶奶|外公|外婆|姥姥|姥爷|婆婆|公公|岳父|岳母|老公|老婆|对象|男朋友|女朋友"
     "|男友|女友|儿子|女儿|闺女|孩子|娃|宝宝|合伙人|师傅|徒弟|学生|病人|客户|兄弟|姐妹|媳妇|丈夫|妻子|先生|太太|发小|队友"
-    "|搭档|上司|实习生|侄子|侄女|外甥|外甥女|孙子|孙女|亲戚|家人|店长|组长|班长|店主|老板娘|师父"
+    "|搭档|上司|实习生|侄子|侄女|外甥|外甥女|孙子|孙女|亲戚|家人|店长|组长|班长|店主|老板娘|师父|老伴|老头子|老太婆"
 )
 # Someone called by surname: 小王, 老李, 王师傅, 李阿姨. Surnames that start common words after
 # 小 / 老 (小周末, 老方法, 小金库, 老姜, 小龙虾, 小毛病, 小钱) are left out.
@@ -17,12 +17,16 @@ _SURNAME = (
 )
 _BY_SURNAME = f"[小老][{_SURNAME}]|[{_SURNAME}](?:师傅|阿姨|姐|哥|总|经理|叔|婶|主任|老板|大爷|大妈)"
 _SOMEONE_ELSE = re.compile(
-    rf"^(?:对了|话说|其实|就是)?[，,\s]*(?:我|我的|我们|我家|咱)?(?:[\u4e00-\u9fff]{{0,4}}?有(?:个|一个|位))?"
-    rf"(?:[\u4e00-\u9fff]{{0,4}}的)?({PEOPLE_ZH}|小姑娘|小伙子?|大爷|大妈|{_BY_SURNAME})"
-    r"|^(?:so |oh |btw,? )?(?:my|our|a) (?:\w+ )?(coworker|colleague|friend|bestie|roommate|classmate|boss|neighbou?r|"
+    rf"^(?:对了|话说|其实|就是)?[，,\s]*(?:我|我的|我们|我家|咱)?(?:那个?|这个?)?"
+    rf"(?:[\u4e00-\u9fff]{{0,4}}?有(?:个|一个|位))?"
+    rf"(?:[\u4e00-\u9fff]{{0,4}}的|大学|高中|初中|小学|以前的?|之前的?|老(?=哥们|姐妹|同学|同事|朋友))?"
+    rf"({PEOPLE_ZH}|小姑娘|小伙子?|大爷|大妈|{_BY_SURNAME})"
+    r"|^(?:so |oh |btw,? )?(?:my|our|a) (?:(older|younger|elder|big|little|baby|twin) |(?:\w+ ){1,2})?"
+    r"(coworker|colleague|friend|bestie|roommate|classmate|boss|neighbou?r|"
     r"uncle|aunt|cousin|brother|sister|mom|mother|dad|father|grandma|grandpa|husband|wife|partner|boyfriend|girlfriend|"
     r"son|daughter|kid|baby|team|manager|patient|client|buddy|pal|fianc[eé]e?|niece|nephew|grandson|granddaughter|"
-    r"in-laws?|stepson|stepdaughter|teammate|bandmate|ex|oldest|eldest|youngest|middle one|firstborn)s?\b",
+    r"in-laws?|stepson|stepdaughter|teammate|bandmate|ex|oldest|eldest|youngest|middle one|firstborn|co-?founder|"
+    r"business partner|landlord|landlady|mentor)s?\b",
     re.IGNORECASE,
 )
 
@@ -44,8 +48,23 @@ def someone_else(text: str) -> str | None:
     m = _SOMEONE_ELSE.match(text.strip())
     if m is None:
         return None
-    who = (m.group(1) or m.group(2)).lower()
-    return PARTNER if who in _PARTNER else who
+    who = (m.group(1) or m.group(3)).lower()
+    if who in _PARTNER:
+        return PARTNER
+    # my older brother and my younger brother are two people; "my brother" may be either
+    return f"{m.group(2).lower()} {who}" if m.group(2) and who in _SIBLINGS else who
+
+
+_SIBLINGS = frozenset("brother sister".split())
+
+
+def same_person(a: str | None, b: str | None) -> bool:
+    """One person: the same word, or a sibling said with and without older / younger."""
+    if a == b:
+        return True
+    if a is None or b is None:
+        return False
+    return a.rsplit(" ", 1)[-1] == b.rsplit(" ", 1)[-1] and (" " not in a or " " not in b)
 
 
 ANYONE_ELSE = "*"
@@ -89,6 +108,6 @@ def may_be_about(new: frozenset[str | None], old: frozenset[str | None]) -> bool
     A pronoun counts on the new statement's side only: "He moved to Reno" may be the dad of "My dad
     lives in Fresno", but a memory that says "she" somewhere ("taking my daughter for her shot, she's
     12 months") is not thereby anyone's."""
-    if new & (old - {ANYONE_ELSE}):
+    if any(same_person(a, b) for a in new for b in old - {ANYONE_ELSE}):
         return True
     return ANYONE_ELSE in new and any(w not in (None, ANYONE_ELSE) for w in old)

@@ -35,10 +35,10 @@ _NAME_ZH = re.compile(r"叫([\u4e00-\u9fff]{2,3}?)(?=[，。！!,.\s]|$|的|是|
 _NAME_EN = re.compile(r"\b(?:named|called)\s+((?:Sir\s+)?[A-Z][a-z]+)")
 # Gone: died, given or taken away, ran off, lost, kept by someone else
 _GONE = re.compile(
-    r"送给|送去|送人|送走|送过去|送回|走了(?![一两几半很好过进出来去])|死了|老死|去世|没了|跑了(?![一两几半很好过进出来去步])|"
+    r"送给|送去|送人|送走|送过去|送回|送到[^，。！!,.]{1,8}?(?:养|住)|走了(?![一两几半很好过进出来去])|死了|老死|去世|没了|跑了(?![一两几半很好过进出来去步])|"
     r"丢了|走丢|归了|归他|归她|接走|接去|抱走|抱回|领走|安乐死|不在了|病死"
     r"|\b(?:died|passed away|passed on|put (?:him|her|it) down|put to sleep|ran away|ran off|went missing|"
-    r"crossed the rainbow bridge|rehomed|re-homed)\b|\brip\b|\blost (?:our|my)\b|\bgave (?:\w+ )?away\b|"
+    r"crossed the rainbow bridge|rehomed|re-homed|rehome|re-home)\b|\brip\b|\blost (?:our|my)\b|\bgave (?:\w+ )?away\b|"
     r"\b(?:kept|took|has|got) (?:the|our|my) (?:\w+ )?(?:dog|cat|pup|puppy|kitty|bird|hamster|rabbit)\b|"
     r"\b(?:lives|living|stays) with (?:my|his|her|their)\b",
     re.IGNORECASE,

@@ -7,6 +7,7 @@ first. A value the statement negates (别叫我阿杰) fills nothing. Values are
 
 import re
 
+from memchat.memories.language.cantonese import as_mandarin
 from memchat.memories.language.slots_en import read_slots_en
 
 _CJK = "\u4e00-\u9fff"
@@ -30,8 +31,8 @@ _HOMETOWN = re.compile(
     rf"(?:我是([{_CJK}]{{2,3}}?)人|老家(?:是|在)([{_CJK}]{{2,3}}?){_VALUE_END}|在([{_CJK}]{{2,3}}?)长大)"
 )
 _CITY = re.compile(
-    rf"(?:(?:住在|住(?!院)|搬到了?|搬去了?|搬回了?|回(?![复答应家来去头国])|定居在?)([{_CJK}]{{2,3}}?)"
-    rf"(?=(?:老城区|城区|市区|郊区|新区|市|区|县)?(?:工作|上班|生活|读书|上学|定居|住|了|[，。！!,.]|$))"
+    rf"(?:(?:住在|住(?!院)|搬到了?|搬去了?|搬回了?|回(?![复答应家来去头国消微信电话短邮话])|定居在?)([{_CJK}]{{2,3}}?)"
+    rf"(?=(?:老城区|城区|市区|郊区|新区|市|区|县)?(?:工作|上班|生活|读书|上学|定居|住|了|[啦咯喽哦呀啊呢]?[，。！!,.~～]|[啦咯喽哦呀啊呢]?$))"
     rf"|(?<!现)(?<!正)在([{_CJK}]{{2,3}}?)(?=工作|上班|生活|读书|上学|定居|住))"
 )
 _CITY_DISTRICT = re.compile(
@@ -90,7 +91,7 @@ _CLOCK = re.compile(
     r"(\d{1,2}|[一二三四五六七八九十两]{1,3})点(半)?(?:多)?(?:就|才|都|左右)?(?:会)?(起床|起|睡觉|睡|下班|上班|吃饭|到家|吃早饭)"
 )
 _WEEKLY = re.compile(
-    rf"(周[一二三四五六日天末]|星期[一二三四五六日天]|礼拜[一二三四五六日天])(?:都会?|会|都|一般)?(?:去|在)([{_CJK}]{{2,4}}?)"
+    rf"(周[一二三四五六日天末]|星期[一二三四五六日天]|礼拜[一二三四五六日天])我?(?:都会?|会|都|一般|固定)?(?:去|在)([{_CJK}]{{2,5}}?)"
     rf"(?:(?=是)|{_VALUE_END})"  # 礼拜天去教堂是我的习惯: 教堂
 )
 _FAVOURITE = re.compile(
@@ -191,6 +192,7 @@ def read_slots(text: str) -> tuple[dict[str, frozenset[str]], str]:
     def put(key: str, value: str) -> None:
         found.setdefault(key, set()).add(value)
 
+    text = as_mandarin(text)
     rest = text
     for m in _HOMETOWN.finditer(text):
         put("hometown", next(g for g in m.groups() if g))
@@ -242,8 +244,8 @@ def read_slots(text: str) -> tuple[dict[str, frozenset[str]], str]:
     for m in _CLOCK.finditer(rest):
         activity = _CLOCK_NAMES.get(m.group(3), m.group(3))
         put(f"clock:{activity}", m.group(1) + (m.group(2) or ""))
-    if _QUIT_JOB.search(rest):
-        put("job", "离职")
+    if quit_job := _QUIT_JOB.search(rest):
+        put(_whose("job", rest, quit_job.start()), "离职")  # 我老公辞职了: his job
     for m in _OWN_BUSINESS.finditer(rest):
         put("job", "开" + m.group(1))
     for m in _WEEKLY_CLASS.finditer(rest):

@@ -93,7 +93,7 @@ _MOVED_TO = re.compile(
     rf"|(?:since|after)\s+(?:the|our|my)\s+move\s+to)\s+{_PLACE}"
 )
 _SOMEONE_ELSE = re.compile(
-    r"\b(?:my|her|his|their|our)\s+(?:\w+\s+){0,2}(?:just\s+|recently\s+|finally\s+)?$|\b(?:she|he|they)\s+(?:just\s+)?$",
+    r"\b(?:my|her|his|their|our)\s+(?:\w+\s+){0,3}(?:just\s+|recently\s+|finally\s+)?$|\b(?:she|he|they)\s+(?:just\s+)?$",
     re.IGNORECASE,
 )
 _CAR = re.compile(
@@ -201,7 +201,7 @@ _CLOCK = re.compile(
     re.IGNORECASE,
 )
 _WEEKLY = re.compile(
-    rf"\b(?:my\s+)?([a-z]+(?:\s+[a-z]+)?)\s+(?:class|lesson|lessons|practice|session|night|club|group|meeting|shift)s?"
+    rf"\b(?:my\s+)?([a-z]+(?:\s+[a-z]+)?)\s+(?:class|lesson|lessons|practice|session|night|club|group|meeting|shift|day)s?"
     rf"\s+(?:is|are|was|were|moved|got moved|changed|switched)?\s*(?:to\s+|on\s+|every\s+)?{_WEEKDAY}",
     re.IGNORECASE,
 )
@@ -227,7 +227,8 @@ _SINGLE = re.compile(
 _TAKEN = re.compile(
     r"\b(?:i'm|i am|we're|we are|we just got|i just got|got)\s+(?:now\s+)?"
     r"(?:engaged|married|dating|in a relationship)\b|"
-    r"\bmy (?:girlfriend|boyfriend|partner|fianc[ée]e?|wife|husband)\b",
+    r"\bmy (?:girlfriend|boyfriend|partner|fianc[ée]e?|wife|husband)\b|"
+    r"\bi (?:have|'ve got|got) a (?:girlfriend|boyfriend|partner)\b|\bi'm seeing someone\b",
     re.IGNORECASE,
 )
 _STUDENT = re.compile(
