@@ -351,13 +351,12 @@ def judge_candidate(
     who = someone_else(first_person(candidate.content))
     choice = _model_choice(candidate, new, pair_read.model)
     for memory, similarity, read in zip(known, pair_read.similarities, pair_read.readings, strict=True):
+        # two other people's facts never replace or repeat each other (我爸… / 我妈…), whatever the model reads
+        if who is not None and read.who is not None and not same_person(read.who, who):
+            continue
         old, verdict = read.old, read.verdict
         # the user's pet, gone to someone else (我妈…把猫抱回老家养了, "my ex kept the dog"): still a change
         gone = verdict != COMPATIBLE and read.who is None and no_longer_has(new.text, old.text)
-        # two other people's facts never replace or repeat each other (我爸… / 我妈…), whatever the model reads
-        two_people = who is not None and read.who is not None and not same_person(read.who, who)
-        if two_people:
-            continue
         if verdict != COMPATIBLE and not gone and _anothers_fact(candidate, who, new, memory, read):
             verdict = COMPATIBLE
         if verdict == COMPATIBLE and choice is not None and choice[0] == memory.id and _model_may_decide(new, old):
