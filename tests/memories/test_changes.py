@@ -67,6 +67,13 @@ def _relation(old: str, new: str) -> str:
         ("我男朋友叫阿哲。", "跟之前那个分了，现在在跟柏舟交往。"),  # 在跟 X 交往: a new partner
         ("我吃素三年了。", "体检说贫血，最近又吃肉了。"),  # meat again
         ("I'm pescatarian, have been for years.", "My doctor pushed me and I started eating chicken again."),
+        ("我吃素两年了。", "医生让我补蛋白，我又开始吃鸡胸肉和鱼了。"),  # meat named by what it is
+        ("我单身好几年了。", "我和相亲认识的那个男生确定关系了！"),  # single, then with someone
+        ("I'm single and not looking.", "Update: I've been seeing someone, she's a vet tech."),
+        ("I'm single.", "I started dating a guy from my climbing gym."),
+        ("I work as a cashier at Target.", "Got bumped up to shift lead last week!"),  # a promotion
+        ("我在奶茶店当店员。", "我升职当店长了！"),
+        ("我在公司做销售。", "上个月被提拔成主管了。"),
         ("我喺广州做嘢，做紧平面设计。", "我搬咗去香港啦，喺度搵咗份新工。"),  # Cantonese, read as Mandarin
         ("我在成都上班。", "我搬到重庆啦！"),  # a particle after the city is not the city's
     ],
@@ -104,6 +111,7 @@ def test_changes_of_mind_contradict(old: str, new: str) -> None:
         ("I work as a paralegal during the week.", "I bartend at a brewery for extra cash."),  # a job on the side
         ("我在超市当收银员。", "周末搞点副业，做家教。"),
         ("我在一家奶茶店打工。", "我老公上个月辞职了。"),  # his job, not mine
+        ("我不吃辣。", "我最近开始吃鸡胸肉减脂。"),  # meat beside a taste: no diet changed
     ],
 )
 def test_compatible_facts_stay_apart(old: str, new: str) -> None:

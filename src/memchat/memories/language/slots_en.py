@@ -173,7 +173,7 @@ _NEW_JOB = tuple(
         rf"\b(?:took|landed|got|found|accepted|started)\s+(?:a|an)\s+(?!new\b|full-time\b|part-time\b|remote\b)"
         rf"([a-z-]+(?:\s+[a-z-]+)?)\s+(?:job|position|gig){_NOT_A_JOB_YET}",
         rf"\b(?:picked up work|started|starting|start|now working)\s+as\s+(?:an?\s+|the\s+)?{_TITLE}{_TITLE_END}",
-        rf"\bpromoted\s+to\s+(?:an?\s+|the\s+)?{_TITLE}{_TITLE_END}",
+        rf"\b(?:promoted|bumped up|moved up)\s+to\s+(?:an?\s+|the\s+)?{_TITLE}{_TITLE_END}",
         rf"\bapprenticing\s+(?:with|as|under)\s+(?:an?\s+|the\s+)?{_TITLE}{_TITLE_END}",
     )
 )
@@ -228,7 +228,8 @@ _TAKEN = re.compile(
     r"\b(?:i'm|i am|we're|we are|we just got|i just got|got)\s+(?:now\s+)?"
     r"(?:engaged|married|dating|in a relationship)\b|"
     r"\bmy (?:girlfriend|boyfriend|partner|fianc[ée]e?|wife|husband)\b|"
-    r"\bi (?:have|'ve got|got) a (?:girlfriend|boyfriend|partner)\b|\bi'm seeing someone\b",
+    r"\bi (?:have|'ve got|got) a (?:girlfriend|boyfriend|partner)\b|\b(?:i'm|i've been|been)\s+(?:seeing|dating)\s+"
+    r"(?:someone|somebody)\b|\bstarted (?:dating|seeing) (?:someone|somebody|a (?:guy|girl|man|woman))\b",
     re.IGNORECASE,
 )
 _STUDENT = re.compile(
