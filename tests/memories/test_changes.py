@@ -275,6 +275,8 @@ def test_a_break_up_and_a_new_partner_fill_the_partner_slot(text: str, partner: 
         ("That place got way too crowded, so I moved to the YMCA.", False),
         ("Rolled my ankle one too many times.", False),
         ("Got bumped to shift lead, it's $23.50 plus overtime.", False),
+        ("我现在睡前改喝一杯热牛奶，倒也能睡着。", False),  # 倒也: "still, it works"
+        ("我周末也去爬山。", True),
     ],
 )
 def test_too_and_plus_add_only_where_they_say_also(text: str, also: bool) -> None:

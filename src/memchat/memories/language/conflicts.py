@@ -39,9 +39,10 @@ _CHANGE = re.compile(
     r"|改[玩练骑听看养坐开住]|[玩练学看听吃喝跑]腻了|[盘转]出去了|转手|不干了|挪[到去]|推迟到|提前到|调[到去]"
 )
 # 也 that adds: not 也还行 / 也不错 / 也挺好 (a verdict: 早上改喝燕麦奶了，也还行), not 再也 / 一点也 /
-# 怎么也, and not 也 before a change (地方也换成老家绍兴, 我也跟着过去了: the second thing changed too)
+# 怎么也 / 倒也 / 却也 (倒也能睡着: "still, it works"), and not 也 before a change (地方也换成老家绍兴,
+# 我也跟着过去了: the second thing changed too)
 _ALSO = re.compile(
-    r"(?<!再)(?<!一点)(?<![怎什]么)也"
+    r"(?<!再)(?<!一点)(?<![怎什]么)(?<![倒却])也"
     r"(?!还(?:行|好|可以|不错|凑合)|不错|挺好|挺不错|行[，。！!,.]|行$|罢|换|改|搬|变|不再|跟着)"
     r"|还[要喜爱在有会]|另外|同时|副业|业余"
 )
