@@ -36,10 +36,13 @@ def _dropped_facts(user_text: str, candidates: Sequence[MemoryDraft]) -> Iterato
                 yield fact, content
 
 
+_QUESTION_MARK = r"[?？]"
+
+
 def _revises_nothing(content: str) -> bool:
     """A question, a request or the moment's state (你会不会觉得我话太多了？, "Almost missed my stop just
     now") changes no memory, however near one it reads."""
-    return "?" in content or "？" in content or said_for_the_moment(content)
+    return re.search(_QUESTION_MARK, content) is not None or said_for_the_moment(content)
 
 
 def revisions(user_text: str, candidates: Sequence[MemoryDraft], known: Sequence[StoredMemory]) -> list[MemoryDraft]:
@@ -128,7 +131,7 @@ _ADDS_EN = re.compile(
     r"^(?:oh,? |btw,? )?(?:and|plus)\b|\b(?:also|as well)\b|\btoo\b(?=\s*(?:[,.!;]|$))", re.IGNORECASE
 )
 _ADDS_ZH = re.compile(r"^(?:对了|哦|噢|啊)?[，,]?(?:还有|另外|而且|再加上)|还有|也[是有在会]")
-_QUESTION = re.compile(r"[?？]|[吗呢吧][。！!]?$")
+_QUESTION = re.compile(_QUESTION_MARK + r"|[吗呢吧][。！!]?$")
 
 
 # The words that say a sentence adds, and those that say nothing by themselves: what is left of a
