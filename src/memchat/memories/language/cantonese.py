@@ -3,8 +3,8 @@
 我喺广州做嘢 / 我搬咗去香港啦 is a city and a move, as 我在广州工作 / 我搬去香港了 are; the patterns
 are written for Mandarin, so the few function words that differ are put in Mandarin first: 喺 (在),
 咗 (the 了 after a verb, dropped: 搬咗去 -> 搬去, as the change patterns expect), 紧 after a verb (在…),
-嘅 (的), 係 (是), 唔 (不), 冇 (没有), 佢 (他), 嚟 (来), 返工 (上班), 做嘢 (工作), 搵 (找). Text with
-none of these markers is returned as it is, so Mandarin is never touched.
+嘅 (的), 係 (是), 唔 (不), 冇 (没有), 佢 (他), 嚟 (来), 啲 (些), 嘢 (东西), 返工 (上班), 做嘢 (工作),
+搵 (找). Text with none of these markers is returned as it is, so Mandarin is never touched.
 """
 
 import re
