@@ -192,9 +192,13 @@ class BlendedClassifier:
         linear = SoftmaxClassifier.from_arrays(part("linear_"))
         return cls(linear, HiddenLayerClassifier.from_arrays(part("hidden_")), float(arrays["weight"][0]))
 
+    @staticmethod
+    def mix(linear: Matrix, hidden: Matrix, weight: float) -> Matrix:
+        """The two members' probabilities mixed, `weight` the hidden layer's share."""
+        return ((1.0 - weight) * linear + weight * hidden).astype(np.float32)
+
     def predict_proba(self, vectors: npt.ArrayLike) -> Matrix:
-        linear, hidden = self.linear.predict_proba(vectors), self.hidden.predict_proba(vectors)
-        return ((1.0 - self.weight) * linear + self.weight * hidden).astype(np.float32)
+        return self.mix(self.linear.predict_proba(vectors), self.hidden.predict_proba(vectors), self.weight)
 
 
 def _softmax(z: npt.NDArray[np.floating]) -> npt.NDArray[np.float64]:

@@ -150,7 +150,8 @@ def save_model(path: Path, digest: str, model: RelationModel) -> None:
     np.savez_compressed(path, **arrays)
 
 
-def _fit(rows: Any, labels: Sequence[int]) -> BlendedClassifier:
+def fit_blend(rows: Any, labels: Sequence[int]) -> BlendedClassifier:
+    """One reading's classifier, fitted with the settings above."""
     linear = SoftmaxClassifier.fit(rows, labels, len(RELATIONS), l2=L2, epochs=LINEAR_EPOCHS)
     hidden = HiddenLayerClassifier.fit(
         rows, labels, len(RELATIONS), units=UNITS, epochs=EPOCHS, decay=DECAY, dropout=DROPOUT, seed=SEED
@@ -158,8 +159,19 @@ def _fit(rows: Any, labels: Sequence[int]) -> BlendedClassifier:
     return BlendedClassifier(linear, hidden, HIDDEN_WEIGHT)
 
 
-async def fit_packaged(path: Path) -> None:
-    """Embed the pairs with the packaged embedder, fit, and write the model to `path`."""
+@dataclass(frozen=True)
+class EmbeddedPairs:
+    """The pairs the model is fitted on (`with_unrelated`), each as the first reading's row and as the
+    joint reading's (`joint_features`), with its label (an index of `RELATIONS`)."""
+
+    pairs: list[Pair]
+    rows: Any
+    joint: Any
+    labels: list[int]
+
+
+async def embedded_pairs() -> tuple[EmbeddedPairs, str]:
+    """The shipped pairs embedded with the packaged embedder, and the digest the fitted model gets."""
     from memchat.memories.extraction.embeddings import EmbeddingExtractor
     from memchat.memories.extraction.pairs import joint_units, pair_rows
     from memchat.memories.language.dedupe import DEFAULT_DUPLICATE_THRESHOLD
@@ -176,10 +188,16 @@ async def fit_packaged(path: Path) -> None:
     vectors = dict(zip(texts, await embeddings.passages(texts), strict=True))
     rows = np.stack([pair_rows(embeddings, p.new, vectors[p.new], [(p.old, vectors[p.old])])[0] for p in pairs])
     labels = [RELATIONS.index(p.relation) for p in pairs]
-    classifier = _fit(rows, labels)
     units = await joint_units(embeddings, [(p.old, p.new) for p in pairs])
-    joint = _fit(joint_features(rows, units), labels)
-    save_model(path, made_from(labelled, embedder.name), RelationModel(classifier, joint))
+    embedded = EmbeddedPairs(pairs, rows, joint_features(rows, units), labels)
+    return embedded, made_from(labelled, embedder.name)
+
+
+async def fit_packaged(path: Path) -> None:
+    """Embed the pairs with the packaged embedder, fit, and write the model to `path`."""
+    embedded, digest = await embedded_pairs()
+    first, joint = fit_blend(embedded.rows, embedded.labels), fit_blend(embedded.joint, embedded.labels)
+    save_model(path, digest, RelationModel(first, joint))
 
 
 if __name__ == "__main__":
