@@ -4,9 +4,11 @@ indicators put beside the sentence vectors. Pure and deterministic."""
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cache
 
 import numpy as np
 import numpy.typing as npt
+from threadpoolctl import ThreadpoolController
 
 from memchat.memories.language.embedder import Matrix, Vector
 
@@ -163,8 +165,17 @@ class HiddenLayerClassifier:
 
     def predict_proba(self, vectors: npt.ArrayLike) -> Matrix:
         x = np.atleast_2d(np.asarray(vectors, dtype=np.float32))
-        active = np.maximum((x - self._mean) / self._scale @ self._hidden + self._hidden_bias, 0.0)
+        with _blas().limit(limits=1, user_api="blas"):
+            active = np.maximum((x - self._mean) / self._scale @ self._hidden + self._hidden_bias, 0.0)
         return _softmax(active @ self._weights + self._bias).astype(np.float32)
+
+
+@cache
+def _blas() -> ThreadpoolController:
+    """numpy's BLAS, held to one thread for the hidden layer's product: a few rows by 256 units is
+    too small to share, and a second thread only spins (with two, extraction's CPU per turn was 1.5x:
+    bench/memory_eval/README.md, twenty-second round)."""
+    return ThreadpoolController()
 
 
 class BlendedClassifier:
