@@ -1,5 +1,7 @@
-"""The embeddings extractor's learning parts, numpy only: a softmax regression and the n-gram
-indicators put beside the sentence vectors. Pure and deterministic."""
+"""The embeddings extractor's learning parts, numpy only (threadpoolctl holds its BLAS to one thread
+where a product is small): a softmax regression, a classifier with one hidden layer and the blend of
+the two (the pair classifier's), and the n-gram indicators put beside the sentence vectors. Pure and
+deterministic."""
 
 import re
 from collections.abc import Sequence
