@@ -7,6 +7,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -46,10 +47,7 @@ class SoftmaxClassifier:
     ) -> "SoftmaxClassifier":
         """`plain_columns`: how many trailing columns (0/1 indicators) are not standardised but
         multiplied by `plain_weight`: a rare indicator would otherwise be scaled up to dominate."""
-        x = np.asarray(vectors, dtype=np.float64)
-        y = np.asarray(labels, dtype=np.int64)
-        if x.ndim != 2 or x.shape[0] != y.shape[0] or x.shape[0] == 0:
-            raise ValueError("need one label per vector and at least one vector")
+        x, y = _rows_and_labels(vectors, labels, np.float64)
         mean = x.mean(axis=0)
         scale = x.std(axis=0) + 1e-6
         if plain_columns:
@@ -112,10 +110,7 @@ class HiddenLayerClassifier:
         rate: float = 1e-3,
         batch: int = 256,
     ) -> "HiddenLayerClassifier":
-        x = np.asarray(vectors, dtype=np.float32)
-        y = np.asarray(labels, dtype=np.int64)
-        if x.ndim != 2 or x.shape[0] != y.shape[0] or x.shape[0] == 0:
-            raise ValueError("need one label per vector and at least one vector")
+        x, y = _rows_and_labels(vectors, labels, np.float32)
         rng = np.random.default_rng(seed)
         mean = x.mean(axis=0)
         scale = x.std(axis=0) + 1e-6
@@ -212,6 +207,16 @@ class BlendedClassifier:
 
     def predict_proba(self, vectors: npt.ArrayLike) -> Matrix:
         return self.mix(self.linear.predict_proba(vectors), self.hidden.predict_proba(vectors), self.weight)
+
+
+def _rows_and_labels(
+    vectors: npt.ArrayLike, labels: Sequence[int], dtype: type[np.floating[Any]]
+) -> tuple[npt.NDArray[np.floating[Any]], npt.NDArray[np.int64]]:
+    x = np.asarray(vectors, dtype=dtype)
+    y = np.asarray(labels, dtype=np.int64)
+    if x.ndim != 2 or x.shape[0] != y.shape[0] or x.shape[0] == 0:
+        raise ValueError("need one label per vector and at least one vector")
+    return x, y
 
 
 def _softmax(z: npt.NDArray[np.floating]) -> npt.NDArray[np.float64]:
