@@ -79,7 +79,7 @@ _CAR = re.compile(
 _VEGETARIAN = re.compile(r"吃素|素食|不碰肉|戒肉|纯素|(?<!顿)(?<!天)不吃肉")
 _MEAT = re.compile(
     r"无肉不欢|(?<!不)爱吃肉|(?<!不)喜欢吃肉|离不开肉|顿顿有肉|肉食动物"
-    r"|(?:开始|重新|恢复|又开始|又)吃(?:点|些|一点)?(?:肉|荤|鸡|鱼|牛|猪)"
+    r"|(?:开始|重新|恢复|又)吃(?:点|些|一点)?(?:肉|荤|鸡|鱼|牛|猪)"
 )
 # whose city it is: 我儿子在深圳工作 is the son's, not the user's
 _SOMEONE = re.compile(
