@@ -130,12 +130,13 @@ class HiddenLayerClassifier:
             for start in range(0, n, batch):
                 rows = order[start : start + batch]
                 w1, b1, w2, b2 = params
-                pre = xs[rows] @ w1 + b1
+                x_batch = xs[rows]
+                pre = x_batch @ w1 + b1
                 keep = (rng.random(pre.shape) > dropout).astype(np.float32) / (1.0 - dropout)
                 active = np.maximum(pre, 0.0) * keep
                 g = ((_softmax(active @ w2 + b2) - onehot[rows]) / len(rows)).astype(np.float32)
                 g_pre = (g @ w2.T) * keep * (pre > 0)
-                grads = [xs[rows].T @ g_pre + decay * w1, g_pre.sum(axis=0), active.T @ g + decay * w2, g.sum(axis=0)]
+                grads = [x_batch.T @ g_pre + decay * w1, g_pre.sum(axis=0), active.T @ g + decay * w2, g.sum(axis=0)]
                 step += 1
                 for i, grad in enumerate(grads):
                     first[i] = 0.9 * first[i] + 0.1 * grad
