@@ -98,7 +98,16 @@ class Store:
         self.next_id += 1
         memory_id = f"m{self.next_id}"
         self.memories.append(
-            StoredMemory(memory_id, draft.type, draft.content, draft.importance, said_at(origin), draft.vector, model)
+            StoredMemory(
+                memory_id,
+                draft.type,
+                draft.content,
+                draft.importance,
+                said_at(origin),
+                draft.vector,
+                model,
+                draft.event_date,  # as the server stores it: `changes._keeps_its_day` reads it
+            )
         )
         self.origin[memory_id] = origin
         self.memories = [m for m in self.memories if m.id not in draft.supersedes]
@@ -126,6 +135,8 @@ def _apply(store: Store, plan: ExtractionPlan, origin: int) -> None:
             store.memories.remove(memory)
         elif change.kind in (MERGED, UPDATED) and change.content is not None:
             memory.content, memory.embedding = change.content, change.vector
+            if change.event_date is not None:
+                memory.event_date = change.event_date  # as the server's apply does
             memory.updated_at_ms = said_at(origin)
             store.origin[memory.id] = origin
     for draft in plan.adds:

@@ -76,6 +76,10 @@ def _relation(old: str, new: str) -> str:
         ("我在公司做销售。", "上个月被提拔成主管了。"),
         ("我喺广州做嘢，做紧平面设计。", "我搬咗去香港啦，喺度搵咗份新工。"),  # Cantonese, read as Mandarin
         ("我在成都上班。", "我搬到重庆啦！"),  # a particle after the city is not the city's
+        ("我住在南昌。", "搬家搬得累死了，新城市是长沙，楼下全是小吃。"),
+        ("我在吃生酮，一点碳水都不碰。", "之前那套太难坚持了，我最近改成地中海饮食。"),  # a way of eating
+        ("I'm doing intermittent fasting, nothing before noon.", "I've switched to a plain high-protein plan."),
+        ("I'm on keto.", "Gave up on keto, doing the Mediterranean diet now."),
     ],
 )
 def test_changes_of_mind_contradict(old: str, new: str) -> None:
@@ -112,6 +116,12 @@ def test_changes_of_mind_contradict(old: str, new: str) -> None:
         ("我在超市当收银员。", "周末搞点副业，做家教。"),
         ("我在一家奶茶店打工。", "我老公上个月辞职了。"),  # his job, not mine
         ("我不吃辣。", "我最近开始吃鸡胸肉减脂。"),  # meat beside a taste: no diet changed
+        ("我是麻醉科医生。", "楼下新开了一家面包店，闻着好香。"),  # a shop that opened is nobody's job here
+        ("我在银行做柜员。", "我哥在常州开了家五金店。"),  # his shop, not mine
+        ("我在银行上班。", "我住在上海。"),  # a bank is a workplace, no city
+        ("我在吃生酮。", "我同事在搞十六加八轻断食，中午之前什么都不吃。"),  # her way of eating
+        ("I'm doing intermittent fasting.", "My coworker is doing keto and she's miserable."),
+        ("I'm on keto.", "I'm also trying intermittent fasting."),  # also: one beside the other
     ],
 )
 def test_compatible_facts_stay_apart(old: str, new: str) -> None:
@@ -187,6 +197,11 @@ def test_a_revision_the_classifier_missed_is_kept_with_the_type_it_changes() -> 
         ("I moved here three weeks ago", None),
         ("I'm a night owl, rarely asleep before 2", None),
         ("我的猫叫团子", None),
+        ("我在奶茶店打工，一周四天。", None),  # how often, not a Thursday
+        ("我每周三次去游泳", None),
+        ("我每天坐地铁二号线上班", None),  # a line, not the 2nd
+        ("我住3号楼", None),
+        ("Had to push the dentist to the 22nd, work conflict.", date(2026, 12, 22)),
     ],
 )
 def test_event_dates_resolve_from_when_it_was_said(text: str, day: date | None) -> None:

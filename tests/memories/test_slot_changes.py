@@ -49,13 +49,30 @@ CHANGES = [
     ("I put a lot of miles on my old Honda.", "Long week. I picked up a used Mazda.", "Mazda", "Honda"),
     ("我在一家快递公司做分拣，每天腰酸背痛。", "今年开始在一家医院做护工了，轻松一点。", "医院", "快递公司"),
     ("我女朋友叫小美，在一起三年了。", "下个月我就跟阿兰领证了，她是我同事。", "阿兰", "小美"),
+    ("我在吃生酮，一点碳水都不碰。", "之前那套太难坚持了，我最近改成地中海饮食。", "地中海", "生酮"),
+    (
+        "I'm doing intermittent fasting, nothing before noon.",
+        "Switched to a high-protein plan.",
+        "high-protein",
+        "fasting",
+    ),
 ]
+
+
+async def test_a_shop_that_opened_downstairs_leaves_the_job(serve: Serve, upstream: TestUpstream) -> None:
+    """开了一家…店 is one's own business, but 新开了 tells of a shop that opened: nobody's job here."""
+    running = await serve(**DIGEST)
+    token, agent_id = await user_with_agent(running)
+    await say(running, upstream, token, agent_id, "我是麻醉科医生，手术一台接一台，饭都顾不上吃。")
+    await say(running, upstream, token, agent_id, "楼下新开了一家面包店，闻着好香。")
+    assert "麻醉科医生" in await _contents(running, token, agent_id)
+    assert "麻醉科医生" not in await _contents(running, token, agent_id, status="archived")
 
 
 @pytest.mark.parametrize(
     ("old", "new", "current", "stale"),
     CHANGES,
-    ids=["car", "district", "english-car", "workplace", "marries"],
+    ids=["car", "district", "english-car", "workplace", "marries", "diet", "english-diet"],
 )
 async def test_a_new_value_supersedes_the_old_one(
     serve: Serve, upstream: TestUpstream, old: str, new: str, current: str, stale: str

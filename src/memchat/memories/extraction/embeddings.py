@@ -130,14 +130,14 @@ _LIKING_TYPES = {"不喜欢": BOUNDARY, "不爱": PREFERENCE, "讨厌": BOUNDARY
 
 def _slot_type(text: str) -> str | None:
     """The type a statement's slots say it is, if it fills one: how to talk to me and what to call
-    me are conversation style, a favourite is a preference, anything else (name, city, job, age,
+    me are conversation style, a favourite or a way of eating is a preference, anything else (name, city, job, age,
     birthday, schedule, a dated event, study or work, relationship status) is a personal fact."""
     slots = read_slots(text)[0]
     if not slots:
         return None
     if any(k in _STYLE_SLOTS for k in slots) or ("name" in slots and _ADDRESS_ME.search(text)):
         return CONVERSATION_STYLE
-    if any(k.startswith(("favourite:", "weekly:")) for k in slots):
+    if any(k.startswith(("favourite:", "weekly:")) or k == "diet_plan" for k in slots):
         return PREFERENCE
     return FACT
 

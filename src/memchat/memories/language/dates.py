@@ -33,11 +33,16 @@ _RELATIVE_DAYS = (
     ("昨天", -1),
     ("昨晚", -1),
 )
-_WEEKDAY = re.compile(r"(?<!每)(?<!每个)(下下|下|这|本|上)?(?:个)?(?:周|星期|礼拜)([一二三四五六日天末])")
+# 一周四天 / 每周三次 (how often), 二号线 / 3号楼 (a line, a building): no day
+_WEEKDAY = re.compile(
+    r"(?<!每)(?<!每个)(下下|下|这|本|上)?(?:个)?(?:周|星期|礼拜)([一二三四五六日天末])(?![天次回趟个])"
+)
 # a bare 周末 / 周六 said as a habit (我们周末才能见一面, 周六一般在家): no one day
 _HABIT = re.compile(r"才能|才会|都[会去在要]|一般|平时|通常|经常|总是|基本都?|常常")
 _MONTH_DAY = re.compile(_NUM + r"月" + _NUM + r"[日号]")
-_DAY_ONLY = re.compile(r"(?<!每)(?<!每个)(?<!每月)(下个?月|这个?月|本月)?" + _NUM + r"[日号]")
+_DAY_ONLY = re.compile(
+    r"(?<!每)(?<!每个)(?<!每月)(下个?月|这个?月|本月)?" + _NUM + r"[日号](?![线楼门床房位桌口机厅车院馆码])"
+)
 _MONTH_EDGE = re.compile(r"(下个?月|这个?月|本月)?(月底|月末|月初|底|初)")
 
 
@@ -152,7 +157,7 @@ _EN_MONTH_DAY = re.compile(
 _EN_PAST = re.compile(
     r"\b(?:did|went|was|were|had|met|saw|spent|came|ran|rode|drove|flew|ate|(?:i|we)\s+\w+ed)\b", re.IGNORECASE
 )
-_EN_DAY_ONLY = re.compile(r"\bon the (\d{1,2})(?:st|nd|rd|th)\b", re.IGNORECASE)
+_EN_DAY_ONLY = re.compile(r"\b(?:on|to|until|till) the (\d{1,2})(?:st|nd|rd|th)\b", re.IGNORECASE)
 _EN_MONTH_EDGE = re.compile(r"\b(?:the )?(end|start|beginning) of (?:the|this|next) month\b", re.IGNORECASE)
 _EN_IN_SOME = re.compile(r"\bin (\d{1,2}|" + "|".join(_EN_COUNTS) + r") (day|week)s?\b(?! ago)", re.IGNORECASE)
 

@@ -8,6 +8,7 @@ first. A value the statement negates (别叫我阿杰) fills nothing. Values are
 import re
 
 from memchat.memories.language.cantonese import as_mandarin
+from memchat.memories.language.diets import diet_plans
 from memchat.memories.language.slots_en import read_slots_en
 
 _CJK = "\u4e00-\u9fff"
@@ -31,7 +32,7 @@ _HOMETOWN = re.compile(
     rf"(?:我是([{_CJK}]{{2,3}}?)人|老家(?:是|在)([{_CJK}]{{2,3}}?){_VALUE_END}|在([{_CJK}]{{2,3}}?)长大)"
 )
 _CITY = re.compile(
-    rf"(?:(?:住在|住(?!院)|搬到了?|搬去了?|搬回了?|回(?![复答应家来去头国消微信电话短邮话])|定居在?)([{_CJK}]{{2,3}}?)"
+    rf"(?:(?:住在|住(?!院)|搬到了?|搬去了?|搬回了?|回(?![复答应家来去头国消微信电话短邮话])|定居在?|新(?:的)?城市是|新家在)([{_CJK}]{{2,3}}?)"
     rf"(?=(?:老城区|城区|市区|郊区|新区|市|区|县)?(?:工作|上班|生活|读书|上学|定居|住|了|[啦咯喽哦呀啊呢]?[，。！!,.~～]|[啦咯喽哦呀啊呢]?$))"
     rf"|(?<!现)(?<!正)在([{_CJK}]{{2,3}}?)(?=工作|上班|生活|读书|上学|定居|住))"
 )
@@ -44,6 +45,8 @@ _CITY_DISTRICT = re.compile(
 _SHIFT = re.compile(r"(?<![赶坐搭乘])([早中晚夜白])班(?![车机地公飞轮])|(大夜|小夜)")
 _SHIFT_NAMES = {"大夜": "夜", "小夜": "晚"}
 _NOT_PLACES = set("外面 家里 公司 学校 宿舍 路上 医院 这里 那里 哪里 老家 上班 工作 家 学习".split())
+# a workplace where a city would be (我在银行上班, 在大厂上班, 在厂里干活): no city
+_WORKPLACE_END = re.compile(r"(?:公司|厂|店|馆|院|所|行|局|企|中心|学|超市|餐厅|酒店|单位|工地|商场|里)$")
 _TITLE = (
     r"(?:师|员|生|家|工|手|者|医生|护士|老板|会计|司机|律师|警察|模特|主播|博主|自由职业|店长|长|顾问|经理|主管|总监"
     r"|助理|主任|编辑|记者|策划|运营|销售|客服|专员|代表|秘书|老师|保安|保姆|月嫂|阿姨|骑手|外卖|快递|厨子|大夫|教练|中介"
@@ -127,9 +130,12 @@ _NEW_PARTNER = re.compile(
 _BREAK_UP = re.compile(
     r"(?:我们|俩|我(?:跟|和)[他她])[^，。！!,.]{0,6}?(?<!差点)(?<!快)(?<!要)(?:和平)?分(?:手)?了|(?<!差点)(?<!快)(?<!要)分手了"
 )
-# leaving a job, or a business of one's own: a new value of `job` (辞职了 / 开了家烘焙店)
+# leaving a job, or a business of one's own: a new value of `job` (辞职了 / 开了家烘焙店); a shop that
+# newly opened (楼下新开了一家面包店) is someone else's
 _QUIT_JOB = re.compile(r"辞职|离职|辞了职|裸辞|不干了|被裁|失业了|退休了")
-_OWN_BUSINESS = re.compile(rf"(?:开了?(?:一)?(?:家|个|间)|自己开)([{_CJK}]{{1,6}}?(?:店|馆|公司|工作室|餐厅|铺))")
+_OWN_BUSINESS = re.compile(
+    rf"(?:(?<!新)开了?(?:一)?(?:家|个|间)|自己开)([{_CJK}]{{1,6}}?(?:店|馆|公司|工作室|餐厅|铺))"
+)
 # a weekly class or practice, the day before or after it (每周二晚上去上拳击课 / 拳击课改到每周四)
 _WEEKLY_CLASS = re.compile(
     rf"(周[一二三四五六日天末]|星期[一二三四五六日天]|礼拜[一二三四五六日天])[^，。！!,.]{{0,8}}?(?:上|去|练|学)?"
@@ -209,7 +215,8 @@ def read_slots(text: str) -> tuple[dict[str, frozenset[str]], str]:
             put("name", m.group(1))
     for m in (*_CITY.finditer(rest), *_CITY_DISTRICT.finditer(rest)):
         place = next((g for g in m.groups() if g), None)
-        if place is not None and place not in _NOT_PLACES and _positive(rest, m.start()):
+        workplace = place is not None and _WORKPLACE_END.search(place) is not None
+        if place is not None and place not in _NOT_PLACES and not workplace and _positive(rest, m.start()):
             put(_whose("city", rest, m.start()), place)
     for m in _CAR.finditer(rest):
         car = m.group(1) or m.group(2)
@@ -250,7 +257,7 @@ def read_slots(text: str) -> tuple[dict[str, frozenset[str]], str]:
     if quit_job := _QUIT_JOB.search(rest):
         put(_whose("job", rest, quit_job.start()), "离职")  # 我老公辞职了: his job
     for m in _OWN_BUSINESS.finditer(rest):
-        put("job", "开" + m.group(1))
+        put(_whose("job", rest, m.start()), "开" + m.group(1))  # 我哥在常州开了家五金店: his
     for m in _WEEKLY_CLASS.finditer(rest):
         day, activity = (m.group(1), m.group(2)) if m.group(1) else (m.group(4), m.group(3))
         activity = activity[-3:].lstrip("上去练学")  # 以后拳击课 / 去上拳击课: 拳击课
@@ -272,6 +279,8 @@ def read_slots(text: str) -> tuple[dict[str, frozenset[str]], str]:
     for m in _EVENT.finditer(rest):
         day, event = (m.group(1), m.group(2)) if m.group(2) else (m.group(4), m.group(3))
         put(f"event:{event}", day)
+    for key, values in diet_plans(text).items():
+        found.setdefault(key, set()).update(values)
     if re.search(r"[A-Za-z]", text):  # English, or English words in a Chinese message
         for key, values in read_slots_en(text).items():
             found.setdefault(key, set()).update(values)
