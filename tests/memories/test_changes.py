@@ -120,6 +120,8 @@ def test_changes_of_mind_contradict(old: str, new: str) -> None:
         ("我在银行做柜员。", "我哥在常州开了家五金店。"),  # his shop, not mine
         ("我在银行上班。", "我住在上海。"),  # a bank is a workplace, no city
         ("我在吃生酮。", "我同事在搞十六加八轻断食，中午之前什么都不吃。"),  # her way of eating
+        ("I got a final-round interview next Wednesday.", "My friend has an interview next month."),  # the friend's
+        ("我下周三面试。", "我朋友下周五面试，比我淡定多了。"),
         ("I'm doing intermittent fasting.", "My coworker is doing keto and she's miserable."),
         ("I'm on keto.", "I'm also trying intermittent fasting."),  # also: one beside the other
     ],

@@ -278,7 +278,7 @@ def read_slots(text: str) -> tuple[dict[str, frozenset[str]], str]:
             put(slot, value)
     for m in _EVENT.finditer(rest):
         day, event = (m.group(1), m.group(2)) if m.group(2) else (m.group(4), m.group(3))
-        put(f"event:{event}", day)
+        put(_whose(f"event:{event}", rest, m.start()), day)  # 我朋友下周三面试: the friend's
     for key, values in diet_plans(text).items():
         found.setdefault(key, set()).update(values)
     if re.search(r"[A-Za-z]", text):  # English, or English words in a Chinese message

@@ -2,12 +2,13 @@
 
 "I live in Denver" fills `city` with denver; "we moved to Portland" fills it with portland, so the
 second replaces the first. Values are lower-cased words; a value the statement negates ("don't call
-me Jim") fills nothing. The keys are the Chinese reader's where the slot is the same (name, city,
-hometown, job, age, reply_length, tone, relationship_status, study_work, diet), so a mixed-language
-pair of statements compares too.
+me Jim") fills nothing. The keys are the Chinese reader's where the slot is the same (name, city, hometown,
+job, age, reply_length, tone, relationship_status, study_work, diet), so mixed-language pairs compare too.
 """
 
 import re
+
+from memchat.memories.language.people import someone_else
 
 _I = r"(?:\bi\b|\bi'm\b|\bi am\b|\bim\b)"
 _NAME_WORD = r"([A-Z][a-zA-Z'-]{1,20})"
@@ -389,8 +390,9 @@ def read_slots_en(text: str) -> dict[str, set[str]]:
         value = next((value for pattern, value in choices if pattern.search(text)), None)
         if value is not None:
             put(slot, value)
-    for m in _EVENT.finditer(text):
-        put(f"event:{m.group(1).lower()}", m.group(2))
+    for m in _EVENT.finditer(text):  # "my friend has an interview next month": the friend's
+        who = someone_else(re.split(r"[.!?;,]", text[: m.start()])[-1])
+        put(f"event:{m.group(1).lower()}" + (f":{who}" if who else ""), m.group(2))
     for m in _MAJOR.finditer(text):
         put("major", m.group(1))
     if _STUDENT.search(text) and "job" not in found:
