@@ -123,7 +123,11 @@ def test_a_phone_follows_the_reply_and_its_retry_does_not_stand_as_an_error(
         # retry was stored: the phone then followed that reply before the tap, and 重试 went away.)
         phone.clock.install()
         phone.clock.pause_at(datetime.fromtimestamp(phone.evaluate("Date.now()") / 1000 + 1))
-        open_chat(phone, agent_id)
+        # Its first look for a live reply (the resume request) is answered, nothing streaming, before the
+        # desktop retries: a look that reached the server later, under load, followed the retry instead.
+        with phone.expect_response(lambda response: response.url.endswith("/stream")) as look:
+            open_chat(phone, agent_id)
+        assert look.value.status == 204
         expect(message_items(phone)).to_have_count(1)
         expect(phone.get_by_test_id("regenerate")).to_have_text("重试")
 
