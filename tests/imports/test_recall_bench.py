@@ -76,3 +76,27 @@ def test_the_frozen_set_keeps_its_rules(tmp_path: Path) -> None:
     assert len({d.id for d in dialogs}) == len(dialogs)
     (tmp_path / "one.jsonl").write_text(json.dumps(TINY[0].__dict__, ensure_ascii=False) + "\n", encoding="utf-8")
     assert load_dialogs(tmp_path / "one.jsonl") == [TINY[0]]
+
+
+def _dialog(id: str, users: list[str], expect: list[list[str]], stale: list[str] | None = None) -> Dialog:
+    return Dialog(id, "zh", "fact", [{"user": u, "assistant": "好的。"} for u in users], "？", expect, stale or [])
+
+
+async def test_the_replay_says_what_lost_each_fact() -> None:
+    """`replay --causes` on the real extractor: a question is never kept, a move retires the old city at
+    the turn that says it, a second liking said with 也 keeps the first beside it."""
+    from bench.memory_eval.recall.replay import NEVER_KEPT, OLD_KEPT, RETIRED, replay_all
+
+    dialogs = [
+        _dialog("held", ["我是麻醉科医生，手术一台接一台。", "楼下新开了一家面包店，闻着好香。"], [["麻醉"]]),
+        _dialog("asked", ["你知道现在几点了吗？"], [["几点"]]),
+        _dialog("moved", ["我住在杭州。", "今天天气不错。", "我搬到上海了。"], [["杭州"]]),
+        _dialog("both", ["我喜欢猫。", "我也喜欢狗。"], [["狗"]], ["猫"]),
+    ]
+    got = {r.id: (r.held, r.cause, r.turn) for r in await replay_all(dialogs)}
+    assert got == {
+        "held": (True, None, None),
+        "asked": (False, NEVER_KEPT, 0),
+        "moved": (False, RETIRED, 2),
+        "both": (False, OLD_KEPT, None),
+    }
