@@ -56,6 +56,13 @@ def someone_else(text: str) -> str | None:
 
 
 _SIBLINGS = frozenset("brother sister".split())
+_CLAUSE_END = re.compile(r"[.!?;,。！？；，]")
+
+
+def someone_before(text: str, start: int) -> str | None:
+    """Whose is what `text` says at `start`: `someone_else` of its clause up to there (my friend has an
+    interview next month; 我同事在搞十六加八轻断食), None for the user's own."""
+    return someone_else(_CLAUSE_END.split(text[:start])[-1])
 
 
 def same_person(a: str | None, b: str | None) -> bool:

@@ -8,7 +8,7 @@ job, age, reply_length, tone, relationship_status, study_work, diet), so mixed-l
 
 import re
 
-from memchat.memories.language.people import someone_else
+from memchat.memories.language.people import someone_before
 
 _I = r"(?:\bi\b|\bi'm\b|\bi am\b|\bim\b)"
 _NAME_WORD = r"([A-Z][a-zA-Z'-]{1,20})"
@@ -391,7 +391,7 @@ def read_slots_en(text: str) -> dict[str, set[str]]:
         if value is not None:
             put(slot, value)
     for m in _EVENT.finditer(text):  # "my friend has an interview next month": the friend's
-        who = someone_else(re.split(r"[.!?;,]", text[: m.start()])[-1])
+        who = someone_before(text, m.start())
         put(f"event:{m.group(1).lower()}" + (f":{who}" if who else ""), m.group(2))
     for m in _MAJOR.finditer(text):
         put("major", m.group(1))
